@@ -1,0 +1,209 @@
+"""Memory Portal settings: one file, every knob from the environment (SPEC §8).
+
+The defaults make a first run work with nothing installed: a SQLite file, tasks run
+in-process, the offline rule extractor. Production sets DATABASE_URL (PostgreSQL),
+CELERY_BROKER_URL (Redis), DJANGO_SECRET_KEY, DJANGO_DEBUG=0 and DJANGO_ALLOWED_HOSTS.
+"""
+import os
+from datetime import timedelta
+from pathlib import Path
+
+import dj_database_url
+from django.utils.translation import gettext_lazy as _
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    return raw.strip().lower() in {"1", "true", "yes", "on"}
+
+
+DEBUG = env_bool("DJANGO_DEBUG", True)
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or (
+    # Only good enough for a first run on a developer machine; refused below otherwise.
+    "insecure-dev-key-set-DJANGO_SECRET_KEY-in-production"
+)
+if not DEBUG and SECRET_KEY.startswith("insecure-dev-key"):
+    raise RuntimeError("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off.")
+
+ALLOWED_HOSTS = [
+    host.strip()
+    for host in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
+    if host.strip()
+]
+CSRF_TRUSTED_ORIGINS = [
+    origin.strip() for origin in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if origin.strip()
+]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_htmx",
+    "template_partials",
+    "pgtrigger",
+    "reviews",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "reviews.middleware.RequestIdMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "memory_portal.urls"
+WSGI_APPLICATION = "memory_portal.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database ---------------------------------------------------------------------------
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
+        conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "60")),
+    )
+}
+if os.environ.get("DJANGO_TEST_DB_NAME"):
+    # Lets several test runs share one PostgreSQL server without clobbering each other.
+    DATABASES["default"]["TEST"] = {"NAME": os.environ["DJANGO_TEST_DB_NAME"]}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL and a busy timeout let the web process and in-process tasks share the file.
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 20,
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "transaction_mode": "IMMEDIATE",
+    }
+IS_POSTGRES = DATABASES["default"]["ENGINE"].endswith("postgresql")
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "reviews:login"
+LOGIN_REDIRECT_URL = "reviews:queue"
+
+# --- Internationalisation -----------------------------------------------------------------
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", _("English")), ("zh-hans", _("Simplified Chinese"))]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+TIME_ZONE = os.environ.get("TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+# --- Static files -------------------------------------------------------------------------
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+MEDIA_ROOT = Path(os.environ.get("MEMORY_MEDIA_ROOT", BASE_DIR / "var"))
+
+# --- Security -----------------------------------------------------------------------------
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+if not DEBUG:
+    SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", True)
+    CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", True)
+
+# Request bodies above this size are refused with 413 (SPEC §7).
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("MEMORY_MAX_BODY_BYTES", str(2 * 1024 * 1024)))
+
+# --- API ----------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["reviews.api.auth.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["reviews.api.parsers.StrictJSONParser"],
+    "EXCEPTION_HANDLER": "reviews.api.errors.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+    "DEFAULT_THROTTLE_RATES": {"api_key": os.environ.get("MEMORY_API_RATE", "6000/min")},
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Memory Portal API",
+    "DESCRIPTION": "Governed long-term entity memory for LLM agents.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    # Swagger UI served from our own static files: no CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# --- Background work ----------------------------------------------------------------------
+# No broker: run tasks in-process (the embedded default). on_commit enqueueing keeps the
+# same order of events as with a real worker.
+TASKS_IN_PROCESS = not os.environ.get("CELERY_BROKER_URL")
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "memory://"
+CELERY_TASK_ALWAYS_EAGER = TASKS_IN_PROCESS
+CELERY_TASK_EAGER_PROPAGATES = False
+CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for another
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))}
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_BEAT_SCHEDULE = {
+    "extract-pending-sweep": {"task": "reviews.tasks.sweep_pending_extractions", "schedule": timedelta(minutes=1)},
+    "expire-facts": {"task": "reviews.tasks.expire_facts", "schedule": timedelta(minutes=15)},
+}
+
+# --- Memory Portal ------------------------------------------------------------------------
+OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY") or None
+OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL") or None
+MEMORY_EXTRACTOR = os.environ.get("MEMORY_EXTRACTOR") or ("llm" if OPENAI_API_KEY else "rules")
+MEMORY_EXTRACTOR_MODEL = os.environ.get("MEMORY_EXTRACTOR_MODEL", "gpt-4.1-mini")
+MEMORY_EXTRACTOR_TIMEOUT = float(os.environ.get("MEMORY_EXTRACTOR_TIMEOUT", "30"))
+# The LangGraph Store that mirrors published facts. Empty: the same database as Django.
+MEMORY_STORE_URL = os.environ.get("MEMORY_STORE_URL", "")
+MEMORY_PORTAL_LINK_MAX_AGE = int(os.environ.get("MEMORY_PORTAL_LINK_MAX_AGE", str(24 * 3600)))
+MEMORY_PUBLIC_BASE_URL = os.environ.get("MEMORY_PUBLIC_BASE_URL", "http://127.0.0.1:8000")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {
+        "django": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        "django.db.backends": {"level": "WARNING"},
+        "celery.app.trace": {"level": "WARNING"},
+    },
+}

@@ -1,0 +1,23 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from reviews.api.health import healthz, readyz
+
+urlpatterns = [
+    path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
+    path("api/v1/", include(("reviews.api.urls", "api"), namespace="api")),
+    path("api/schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),
+    path(
+        "api/docs/",
+        SpectacularSwaggerView.as_view(url_name="schema", authentication_classes=[], permission_classes=[]),
+        name="api-docs",
+    ),
+    path("admin/", admin.site.urls),
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("", include("reviews.urls")),
+]
+
+handler404 = "reviews.views.errors.not_found"
+handler500 = "reviews.views.errors.server_error"

@@ -1,0 +1,109 @@
+"""Django admin: superusers see every tenant here, and only here (SPEC §4 roles).
+
+Schema and policy are editable; memory rows are read-only (every change to memory goes
+through a service, so it is audited); audit events can never be changed.
+"""
+from django.contrib import admin
+
+from .models import (
+    ApiKey,
+    AuditEvent,
+    Candidate,
+    Entity,
+    Fact,
+    FieldDefinition,
+    Membership,
+    Message,
+    RecallRecord,
+    Subject,
+    Tenant,
+)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class FieldDefinitionInline(admin.TabularInline):
+    model = FieldDefinition
+    extra = 0
+
+
+@admin.register(Tenant)
+class TenantAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "reject_below", "confirm_below", "auto_approve_at", "created_at"]
+    search_fields = ["slug", "name"]
+    inlines = [FieldDefinitionInline]
+
+
+@admin.register(FieldDefinition)
+class FieldDefinitionAdmin(admin.ModelAdmin):
+    list_display = ["tenant", "entity_type", "field", "cardinality", "sensitivity", "category", "auto_approve", "retention_days"]
+    list_filter = ["tenant", "entity_type", "sensitivity", "category"]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "tenant", "role"]
+    list_filter = ["tenant", "role"]
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    list_display = ["prefix", "tenant", "name", "scopes", "source", "created_at", "revoked_at"]
+    list_filter = ["tenant", "source"]
+    # The digest is useless to a person and the key itself is never stored.
+    exclude = ["key_hash"]
+    readonly_fields = ["prefix", "tenant", "source", "created_at"]
+
+    def has_add_permission(self, request):
+        return False  # keys are created with `manage.py create_api_key`, which shows them once
+
+
+@admin.register(Subject)
+class SubjectAdmin(ReadOnlyAdmin):
+    list_display = ["user_id", "tenant", "collection_paused", "created_at"]
+    list_filter = ["tenant"]
+    search_fields = ["user_id"]
+
+
+@admin.register(Entity)
+class EntityAdmin(ReadOnlyAdmin):
+    list_display = ["entity_type", "entity_id", "display_name", "subject", "is_new"]
+    list_filter = ["entity_type"]
+
+
+@admin.register(Message)
+class MessageAdmin(ReadOnlyAdmin):
+    list_display = ["message_id", "subject", "thread_id", "role", "extraction_status", "received_at"]
+    list_filter = ["extraction_status", "role"]
+
+
+@admin.register(Candidate)
+class CandidateAdmin(ReadOnlyAdmin):
+    list_display = ["id", "subject", "entity_type", "field", "status", "reason", "confidence", "created_at"]
+    list_filter = ["status", "reason", "entity_type", "source"]
+
+
+@admin.register(Fact)
+class FactAdmin(ReadOnlyAdmin):
+    list_display = ["id", "subject", "entity", "field", "version", "status", "sensitivity", "updated_at"]
+    list_filter = ["status", "sensitivity", "category"]
+
+
+@admin.register(RecallRecord)
+class RecallRecordAdmin(ReadOnlyAdmin):
+    list_display = ["id", "tenant", "user_id", "caller", "created_at"]
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(ReadOnlyAdmin):
+    list_display = ["seq", "tenant_id", "created_at", "actor", "action", "object_type", "object_id", "subject_user_id"]
+    list_filter = ["action"]

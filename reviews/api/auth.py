@@ -1,0 +1,63 @@
+"""Bearer-key authentication and scope checks for the API (SPEC §7)."""
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from rest_framework import authentication, exceptions, permissions
+
+from ..services.tenants import api_key_authenticate
+
+
+class ApiKeyPrincipal:
+    """What ``request.user`` is for an API call: the key, standing for its tenant."""
+
+    is_authenticated = True
+    is_anonymous = False
+
+    def __init__(self, key):
+        self.key = key
+        self.tenant = key.tenant
+
+    @property
+    def pk(self):
+        return f"api_key:{self.key.prefix}"
+
+
+class ApiKeyAuthentication(authentication.BaseAuthentication):
+    keyword = "Bearer"
+
+    def authenticate(self, request):
+        header = authentication.get_authorization_header(request).decode("latin-1")
+        if not header:
+            return None
+        scheme, _, raw_key = header.partition(" ")
+        if scheme.lower() != self.keyword.lower() or not raw_key.strip():
+            raise exceptions.AuthenticationFailed("Use 'Authorization: Bearer <key>'.")
+        key = api_key_authenticate(raw_key.strip())
+        if key is None:
+            raise exceptions.AuthenticationFailed("Unknown or revoked API key.")
+        return ApiKeyPrincipal(key), key
+
+    def authenticate_header(self, request):
+        return self.keyword
+
+
+class ApiKeyScheme(OpenApiAuthenticationExtension):
+    target_class = "reviews.api.auth.ApiKeyAuthentication"
+    name = "ApiKey"
+
+    def get_security_definition(self, auto_schema):
+        return {"type": "http", "scheme": "bearer"}
+
+
+class HasScope(permissions.BasePermission):
+    """The view's ``required_scope`` must be among the key's scopes."""
+
+    message = "This API key lacks the scope this endpoint needs."
+
+    def has_permission(self, request, view):
+        key = request.auth
+        scope = getattr(view, "required_scope", None)
+        if key is None or scope is None:
+            return False
+        if not key.has_scope(scope):
+            self.message = f"This API key lacks the '{scope}' scope."
+            return False
+        return True

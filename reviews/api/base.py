@@ -1,0 +1,41 @@
+"""Shared pieces of the API views: scope checks, strict serializers, the tenant."""
+from rest_framework import serializers
+from rest_framework.throttling import SimpleRateThrottle
+from rest_framework.views import APIView
+
+from ..actors import Actor
+from .auth import HasScope
+
+
+class ApiKeyRateThrottle(SimpleRateThrottle):
+    scope = "api_key"
+
+    def get_cache_key(self, request, view):
+        return self.cache_format % {"scope": self.scope, "ident": request.auth.prefix} if request.auth else None
+
+
+class ApiView(APIView):
+    """One operation of SPEC §7. Subclasses set ``required_scope``."""
+
+    required_scope: str = ""
+    permission_classes = [HasScope]
+    throttle_classes = [ApiKeyRateThrottle]
+
+    @property
+    def tenant(self):
+        return self.request.auth.tenant
+
+    @property
+    def actor(self) -> Actor:
+        return Actor.api_key(self.request.auth)
+
+
+class StrictSerializer(serializers.Serializer):
+    """Refuses keys it does not know, so a typo is an error rather than silently ignored."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({key: ["Unknown field."] for key in unknown})
+        return super().to_internal_value(data)

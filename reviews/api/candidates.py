@@ -1,0 +1,80 @@
+"""POST /api/v1/candidates: facts a host application extracted itself (SPEC §7)."""
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+
+from ..models import Kind, MemoryScope, Scope
+from ..services.candidates import CandidateInput, candidates_submit
+from .base import ApiView, StrictSerializer
+
+MAX_CANDIDATES_PER_REQUEST = 500
+
+
+class CandidateInputSerializer(StrictSerializer):
+    entity_type = serializers.CharField(max_length=64)
+    entity_id = serializers.CharField(max_length=128)
+    entity_name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    field = serializers.CharField(max_length=80)
+    # Length is the policy's business (an over-long value is `rejected`/`invalid`); this
+    # cap only bounds what one request may carry.
+    value = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=20000)
+    confidence = serializers.FloatField(min_value=0.0, max_value=1.0)
+    source_message_id = serializers.CharField(max_length=128, required=False, allow_blank=True, default="")
+    evidence = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
+    kind = serializers.ChoiceField(choices=Kind.choices, required=False, default=Kind.FACT)
+    scope = serializers.ChoiceField(choices=MemoryScope.choices, required=False, default=MemoryScope.LONG_TERM)
+    thread_id = serializers.CharField(max_length=128, required=False, allow_blank=True, default="")
+    supersedes = serializers.BooleanField(required=False, default=False)
+
+    def validate(self, attrs):
+        if attrs["scope"] == MemoryScope.THREAD and not attrs["thread_id"]:
+            raise serializers.ValidationError({"thread_id": ["Required when scope is 'thread'."]})
+        return attrs
+
+
+class SubmitResultSerializer(serializers.Serializer):
+    candidate_id = serializers.IntegerField()
+    status = serializers.CharField()
+    reason = serializers.CharField(required=False)
+    fact_id = serializers.IntegerField(required=False)
+
+
+class CandidateSubmitApi(ApiView):
+    required_scope = Scope.INGEST
+
+    class InputSerializer(StrictSerializer):
+        user_id = serializers.CharField(max_length=128)
+        candidates = CandidateInputSerializer(many=True, min_length=1, max_length=MAX_CANDIDATES_PER_REQUEST)
+
+    class OutputSerializer(serializers.Serializer):
+        results = SubmitResultSerializer(many=True)
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: OutputSerializer},
+        summary="Submit candidate facts through the policy pipeline",
+    )
+    def post(self, request):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        results = candidates_submit(
+            tenant=self.tenant,
+            user_id=data["user_id"],
+            candidates=[CandidateInput(**item) for item in data["candidates"]],
+            source=request.auth.source,
+            actor=self.actor,
+            extractor="api",
+        )
+        body = {
+            "results": [
+                {
+                    "candidate_id": result.candidate_id,
+                    "status": result.status,
+                    "reason": result.reason,
+                    **({"fact_id": result.fact_id} if result.fact_id else {}),
+                }
+                for result in results
+            ]
+        }
+        return Response(body, status=status.HTTP_201_CREATED)

@@ -1,0 +1,48 @@
+from .audit import AuditChainHead, AuditEvent, AuditPayload
+from .choices import (
+    CandidateStatus,
+    Cardinality,
+    Category,
+    ExtractionStatus,
+    FactStatus,
+    Kind,
+    MemoryScope,
+    Reason,
+    Role,
+    Scope,
+    Sensitivity,
+    Source,
+)
+from .memory import Candidate, Entity, EntityAlias, Fact, FactVersion, Message, RecallRecord, SuppressedValue
+from .tenancy import ApiKey, FieldDefinition, Membership, Subject, Tenant
+
+__all__ = [
+    "ApiKey",
+    "AuditChainHead",
+    "AuditEvent",
+    "AuditPayload",
+    "Candidate",
+    "CandidateStatus",
+    "Cardinality",
+    "Category",
+    "Entity",
+    "EntityAlias",
+    "ExtractionStatus",
+    "Fact",
+    "FactStatus",
+    "FactVersion",
+    "FieldDefinition",
+    "Kind",
+    "Membership",
+    "MemoryScope",
+    "Message",
+    "Reason",
+    "RecallRecord",
+    "Role",
+    "Scope",
+    "Sensitivity",
+    "Source",
+    "Subject",
+    "SuppressedValue",
+    "Tenant",
+]

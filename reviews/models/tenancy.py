@@ -1,0 +1,118 @@
+"""Tenants, the people who work in them, API keys, subjects and the field schema."""
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from .choices import DEFAULT_SOURCE_PRIORITY, Cardinality, Category, Role, Sensitivity, Source
+
+
+def default_source_priority():
+    return {str(source): rank for source, rank in DEFAULT_SOURCE_PRIORITY.items()}
+
+
+unit_interval = [MinValueValidator(0.0), MaxValueValidator(1.0)]
+
+
+class Tenant(models.Model):
+    """An isolated customer. Every other row hangs off exactly one tenant."""
+
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    # Policy (SPEC §3), per tenant.
+    reject_below = models.FloatField(default=0.5, validators=unit_interval)
+    confirm_below = models.FloatField(default=0.8, validators=unit_interval)
+    auto_approve_at = models.FloatField(
+        default=0.95, null=True, blank=True, validators=unit_interval, help_text=_("Empty: never auto-approve.")
+    )
+    source_priority = models.JSONField(default=default_source_priority)
+    allowed_relation_names = models.JSONField(
+        null=True, blank=True, help_text=_("Empty: any relation:<name> field is accepted.")
+    )
+    # Retention (SPEC §1, §3 step 5).
+    sensitive_retention_days = models.PositiveIntegerField(default=90)
+    message_retention_days = models.PositiveIntegerField(default=30)
+    thread_idle_days = models.PositiveIntegerField(default=7)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self):
+        return self.slug
+
+    def priority_of(self, source: str) -> int:
+        return int(self.source_priority.get(source, DEFAULT_SOURCE_PRIORITY.get(source, 0)))
+
+
+class Membership(models.Model):
+    """A staff account's place in one tenant, with one role (SPEC §4)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="membership")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=20, choices=Role.choices)
+
+    def __str__(self):
+        return f"{self.user} ({self.role} of {self.tenant})"
+
+
+class ApiKey(models.Model):
+    """A tenant's API key. Only a SHA-256 digest is stored; the key is shown once."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=16, unique=True)
+    key_hash = models.CharField(max_length=64, unique=True)
+    scopes = models.JSONField(default=list)
+    source = models.CharField(max_length=20, choices=Source.choices, default=Source.CHAT)
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return f"{self.prefix}… ({self.tenant})"
+
+    def has_scope(self, scope: str) -> bool:
+        return scope in self.scopes
+
+
+class Subject(models.Model):
+    """The end user a memory belongs to: (tenant, user_id)."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="subjects")
+    user_id = models.CharField(max_length=128)
+    collection_paused = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "user_id"], name="subject_unique_per_tenant")]
+
+    def __str__(self):
+        return f"{self.tenant}/{self.user_id}"
+
+
+class FieldDefinition(models.Model):
+    """One field of one entity type in a tenant's schema (SPEC §1, §2)."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="field_definitions")
+    entity_type = models.SlugField(max_length=64)
+    field = models.CharField(max_length=64)
+    cardinality = models.CharField(max_length=4, choices=Cardinality.choices)
+    sensitivity = models.CharField(max_length=10, choices=Sensitivity.choices, default=Sensitivity.NORMAL)
+    category = models.CharField(max_length=12, choices=Category.choices)
+    auto_approve = models.BooleanField(default=False)
+    retention_days = models.PositiveIntegerField(null=True, blank=True, help_text=_("Empty: keep until deleted."))
+
+    class Meta:
+        ordering = ["entity_type", "field"]
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "entity_type", "field"], name="field_unique_per_tenant"),
+            # SPEC §2: auto-approval is never allowed on personal or sensitive fields.
+            models.CheckConstraint(
+                condition=models.Q(auto_approve=False) | models.Q(sensitivity="normal"),
+                name="auto_approve_only_normal_fields",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.entity_type}.{self.field}"

@@ -1,0 +1,472 @@
+"""Candidate lifecycle: submit through the policy, then the decisions people make.
+
+Every decision is compare-and-set on ``Candidate.version`` under the subject's row lock:
+of two reviewers acting on the same item one wins, the other gets :class:`StaleVersion`
+(HTTP 409) naming who decided, and nothing is applied twice.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.utils import timezone
+
+from .. import audit
+from ..actors import POLICY, Actor
+from ..audit import EventDraft
+from ..errors import InvalidInput, InvalidTransition, NotFound, StaleVersion
+from ..models import (
+    Candidate,
+    CandidateStatus,
+    Cardinality,
+    Fact,
+    FactStatus,
+    Kind,
+    MemoryScope,
+    Reason,
+    Source,
+    Subject,
+    SuppressedValue,
+    Tenant,
+)
+from ..normalize import value_digest
+from ..policy import MAX_VALUE_LENGTH, ActiveFact, Decision, FieldRule, Proposal, Thresholds, evaluate
+from ..schema import TenantSchema
+from ..secrets import mask_secrets
+from .entities import EntityResolver, subject_get_or_create
+from .facts import clean_value, fact_publish, lock_subject, suppress_value
+
+OPEN = (CandidateStatus.PENDING_REVIEW, CandidateStatus.PENDING_USER)
+
+
+@dataclass
+class CandidateInput:
+    """A proposed fact as the API, an extractor or an adapter hands it in."""
+
+    entity_type: str
+    entity_id: str
+    field: str
+    value: str
+    confidence: float
+    entity_name: str = ""
+    source_message_id: str = ""
+    evidence: str = ""
+    kind: str = Kind.FACT
+    scope: str = MemoryScope.LONG_TERM
+    thread_id: str = ""
+    supersedes: bool = False
+
+
+@dataclass
+class SubmitResult:
+    candidate_id: int
+    status: str
+    reason: str
+    fact_id: int | None = None
+    flags: list = field(default_factory=list)
+
+
+def thresholds_for(tenant: Tenant) -> Thresholds:
+    return Thresholds(
+        reject_below=tenant.reject_below,
+        confirm_below=tenant.confirm_below,
+        auto_approve_at=tenant.auto_approve_at,
+        source_priority={source: tenant.priority_of(source) for source in Source.values},
+    )
+
+
+def candidate_payload(candidate: Candidate) -> dict:
+    return {
+        "entity": f"{candidate.entity_type}:{candidate.entity_ref_id}",
+        "field": candidate.field,
+        "value": candidate.value,
+        "confidence": candidate.confidence,
+        "kind": candidate.kind,
+        "scope": candidate.scope,
+        "source": candidate.source,
+        "status": candidate.status,
+    }
+
+
+@transaction.atomic
+def candidates_submit(
+    *,
+    tenant: Tenant,
+    user_id: str,
+    candidates: list[CandidateInput],
+    source: str,
+    actor: Actor,
+    extractor: str = "",
+    prompt_version: str = "",
+) -> list[SubmitResult]:
+    """Run a batch of candidates for one subject through the policy (SPEC §3).
+
+    1. Lock the subject: one writer at a time decides about one subject's memory.
+    2. Load the tenant's schema, the subject's active facts and suppressed digests once.
+    3. Per candidate: mask credentials, resolve the entity, evaluate, persist, and apply
+       the outcome (publish, merge) keeping the in-memory snapshot current.
+    4. Append every event to the audit chain in one go.
+    """
+    subject = lock_subject(subject_get_or_create(tenant=tenant, user_id=user_id).pk)
+    schema = TenantSchema.load(tenant)
+    thresholds = thresholds_for(tenant)
+    resolver = EntityResolver(subject)
+    active: dict[tuple[int, str, str], list[ActiveFact]] = {}
+    for fact in Fact.objects.filter(subject=subject, status=FactStatus.ACTIVE).only(
+        "pk", "entity_id", "field", "thread_id", "value_digest", "source"
+    ):
+        active.setdefault((fact.entity_id, fact.field, fact.thread_id), []).append(
+            ActiveFact(fact.pk, fact.value_digest, fact.source)
+        )
+    suppressed: dict[tuple[int, str], set[str]] = {}
+    for entity_id, field_name, digest in SuppressedValue.objects.filter(subject=subject).values_list(
+        "entity_id", "field", "value_digest"
+    ):
+        suppressed.setdefault((entity_id, field_name), set()).add(digest)
+
+    events: list[EventDraft] = []
+    results: list[SubmitResult] = []
+    now = timezone.now()
+    for item in candidates:
+        value_mask = mask_secrets(item.value or "")
+        evidence_mask = mask_secrets(item.evidence or "")
+        value = value_mask.text
+        too_long = len(value) > MAX_VALUE_LENGTH
+        rule = schema.rule_for(item.entity_type, item.field)
+        entity = (
+            resolver.resolve(entity_type=item.entity_type, entity_id=item.entity_id, entity_name=item.entity_name)
+            if rule is not None
+            else None
+        )
+        thread_id = item.thread_id if item.scope == MemoryScope.THREAD else ""
+        digest = value_digest(value)
+        slot = (entity.pk, item.field, thread_id) if entity else None
+        proposal = Proposal(
+            entity_type=item.entity_type,
+            field=item.field,
+            value=value,
+            value_digest=digest,
+            confidence=item.confidence,
+            source=source,
+            kind=item.kind,
+            scope=item.scope,
+            supersedes=item.supersedes,
+            secret_kinds=value_mask.kinds,
+            value_too_long=too_long,
+        )
+        decision = evaluate(
+            proposal,
+            rule=rule,
+            entity_type_known=schema.knows_entity_type(item.entity_type),
+            thresholds=thresholds,
+            active_facts=active.get(slot, []) if slot else [],
+            suppressed_digests=suppressed.get(slot[:2], set()) if slot else set(),
+        )
+        flags = []
+        if value_mask.found or evidence_mask.found:
+            flags.append("secret_masked")
+        if entity is not None and entity.is_new:
+            flags.append("new_entity")
+        candidate = Candidate.objects.create(
+            tenant=tenant,
+            subject=subject,
+            entity=entity,
+            entity_type=item.entity_type[:64],
+            entity_ref_id=(entity.entity_id if entity else item.entity_id)[:128],
+            field=item.field[:80],
+            # An over-long value is kept cut short: enough for a reviewer to see what it was.
+            value=value[:MAX_VALUE_LENGTH],
+            confidence=item.confidence,
+            kind=item.kind,
+            scope=item.scope,
+            thread_id=thread_id,
+            supersedes=item.supersedes,
+            source=source,
+            source_message_id=item.source_message_id,
+            evidence=evidence_mask.text[:2000],
+            extractor=extractor,
+            prompt_version=prompt_version,
+            status=decision.status,
+            reason=decision.reason,
+            flags=flags,
+            conflict_fact_id=decision.conflict_with,
+            has_conflict=decision.conflict_with is not None,
+            decided_by=str(POLICY) if decision.status not in OPEN else "",
+            decided_at=now if decision.status not in OPEN else None,
+        )
+        events.append(
+            EventDraft(
+                actor=str(actor),
+                action="candidate.submitted",
+                object_type="candidate",
+                object_id=candidate.pk,
+                subject_user_id=subject.user_id,
+                after=candidate_payload(candidate),
+            )
+        )
+        events.append(
+            EventDraft(
+                actor=str(POLICY),
+                action=f"policy.{decision.status}",
+                object_type="candidate",
+                object_id=candidate.pk,
+                subject_user_id=subject.user_id,
+                after={"status": decision.status, "reason": decision.reason, "conflict_fact": decision.conflict_with},
+                reason_code=decision.reason,
+            )
+        )
+        fact = _apply_policy_decision(
+            decision=decision, candidate=candidate, rule=rule, subject=subject, events=events, now=now
+        )
+        if fact is not None and slot is not None:
+            facts = [f for f in active.get(slot, []) if f.id != fact.pk]
+            active[slot] = [ActiveFact(fact.pk, fact.value_digest, fact.source), *facts]
+        results.append(SubmitResult(candidate.pk, decision.status, decision.reason, fact.pk if fact else None, flags))
+    audit.record_many(tenant.pk, events)
+    return results
+
+
+def _apply_policy_decision(
+    *, decision: Decision, candidate: Candidate, rule: FieldRule | None, subject: Subject, events, now
+) -> Fact | None:
+    if decision.status == CandidateStatus.MERGED or decision.publishes:
+        fact, _ = fact_publish(
+            candidate=candidate,
+            rule=rule,
+            subject=subject,
+            value=candidate.value,
+            actor=POLICY,
+            reason=decision.reason,
+            events=events,
+            now=now,
+        )
+        Candidate.objects.filter(pk=candidate.pk).update(fact=fact)
+        candidate.fact = fact
+        return fact
+    return None
+
+
+# --- Decisions by people -------------------------------------------------------------------
+
+
+def _locked_candidate(*, tenant: Tenant, candidate_id: int, user_id: str | None) -> tuple[Candidate, Subject]:
+    """Lock the subject, then the candidate (always in that order: no deadlocks)."""
+    row = Candidate.objects.filter(tenant=tenant, pk=candidate_id).select_related("subject").first()
+    if row is None or (user_id is not None and row.subject.user_id != user_id):
+        raise NotFound("Candidate not found.")
+    subject = lock_subject(row.subject_id)
+    candidate = Candidate.objects.select_for_update().select_related("entity").get(pk=row.pk)
+    return candidate, subject
+
+
+def _check_version(candidate: Candidate, version: int, allowed: tuple) -> None:
+    if candidate.version != version:
+        raise StaleVersion(
+            "Someone else decided this item first.",
+            details={
+                "current_version": candidate.version,
+                "status": candidate.status,
+                "decided_by": candidate.decided_by,
+                "decided_at": candidate.decided_at.isoformat() if candidate.decided_at else None,
+            },
+        )
+    if candidate.status not in allowed:
+        raise InvalidTransition(
+            f"A {candidate.status} candidate cannot be decided this way.", details={"status": candidate.status}
+        )
+
+
+def _rule_of(tenant: Tenant, candidate: Candidate) -> FieldRule:
+    rule = TenantSchema.load(tenant).rule_for(candidate.entity_type, candidate.field)
+    if rule is None or candidate.entity_id is None:
+        raise InvalidTransition("The tenant's schema no longer allows this field.", details={"field": candidate.field})
+    return rule
+
+
+def _decide(candidate: Candidate, *, status: str, reason: str, actor: Actor, note: str = "", **changes) -> dict:
+    before = {"status": candidate.status, "version": candidate.version, "value": candidate.value}
+    candidate.status = status
+    candidate.reason = reason
+    candidate.note = note
+    candidate.version += 1
+    candidate.decided_by = str(actor)
+    candidate.decided_at = timezone.now()
+    for name, value in changes.items():
+        setattr(candidate, name, value)
+    candidate.save()
+    return before
+
+
+@transaction.atomic
+def candidate_approve(
+    *,
+    tenant: Tenant,
+    candidate_id: int,
+    version: int,
+    actor: Actor,
+    value: str | None = None,
+    note: str = "",
+    keep: bool = False,
+    user_id: str | None = None,
+) -> Candidate:
+    """Approve (or edit, then approve) a pending candidate and publish it.
+
+    ``keep`` is the subject's choice for a sensitive item: keep until deleted instead of
+    the field's retention. ``user_id`` restricts the action to one subject's items.
+    """
+    candidate, subject = _locked_candidate(tenant=tenant, candidate_id=candidate_id, user_id=user_id)
+    _check_version(candidate, version, OPEN)
+    rule = _rule_of(tenant, candidate)
+    edited = value is not None and value.strip() != candidate.value
+    final_value = clean_value(value) if edited else candidate.value
+    if actor.kind == "subject":
+        reason = Reason.SUBJECT_CONFIRMED
+    else:
+        reason = Reason.REVIEWER_EDITED if edited else Reason.REVIEWER_APPROVED
+    events: list[EventDraft] = []
+    before = _decide(
+        candidate,
+        status=CandidateStatus.APPROVED,
+        reason=reason,
+        actor=actor,
+        note=note,
+        value=final_value,
+        has_conflict=False,
+    )
+    fact, _ = fact_publish(
+        candidate=candidate,
+        rule=rule,
+        subject=subject,
+        value=final_value,
+        actor=actor,
+        reason=reason,
+        keep=keep,
+        events=events,
+    )
+    Candidate.objects.filter(pk=candidate.pk).update(fact=fact)
+    candidate.fact = fact
+    events.insert(
+        0,
+        EventDraft(
+            actor=str(actor),
+            action="candidate.edited_approved" if edited else "candidate.approved",
+            object_type="candidate",
+            object_id=candidate.pk,
+            subject_user_id=subject.user_id,
+            before=before,
+            after={"status": candidate.status, "version": candidate.version, "value": final_value, "keep": keep},
+            reason=note,
+            reason_code=reason,
+        ),
+    )
+    audit.record_many(tenant.pk, events)
+    return candidate
+
+
+@transaction.atomic
+def candidate_reject(
+    *,
+    tenant: Tenant,
+    candidate_id: int,
+    version: int,
+    actor: Actor,
+    note: str = "",
+    user_id: str | None = None,
+) -> Candidate:
+    """Reject a pending candidate; its value is suppressed for this slot (SPEC §3 step 6)."""
+    if actor.kind == "reviewer" and not note.strip():
+        raise InvalidInput("A reason is required to reject.", details={"reason": "required"})
+    candidate, subject = _locked_candidate(tenant=tenant, candidate_id=candidate_id, user_id=user_id)
+    _check_version(candidate, version, OPEN)
+    reason = Reason.SUBJECT_REJECTED if actor.kind == "subject" else Reason.REVIEWER_REJECTED
+    before = _decide(candidate, status=CandidateStatus.REJECTED, reason=reason, actor=actor, note=note)
+    if candidate.entity_id is not None:
+        suppress_value(subject=subject, entity_id=candidate.entity_id, field=candidate.field, value=candidate.value)
+    audit.record(
+        tenant.pk,
+        EventDraft(
+            actor=str(actor),
+            action="candidate.rejected",
+            object_type="candidate",
+            object_id=candidate.pk,
+            subject_user_id=subject.user_id,
+            before=before,
+            after={"status": candidate.status, "version": candidate.version},
+            reason=note,
+            reason_code=reason,
+        ),
+    )
+    return candidate
+
+
+@transaction.atomic
+def candidate_defer(*, tenant: Tenant, candidate_id: int, version: int, actor: Actor, note: str = "") -> Candidate:
+    """Hand a candidate to the subject to confirm (SPEC §4)."""
+    candidate, subject = _locked_candidate(tenant=tenant, candidate_id=candidate_id, user_id=None)
+    _check_version(candidate, version, (CandidateStatus.PENDING_REVIEW,))
+    before = _decide(candidate, status=CandidateStatus.PENDING_USER, reason=Reason.DEFERRED, actor=actor, note=note)
+    audit.record(
+        tenant.pk,
+        EventDraft(
+            actor=str(actor),
+            action="candidate.deferred",
+            object_type="candidate",
+            object_id=candidate.pk,
+            subject_user_id=subject.user_id,
+            before=before,
+            after={"status": candidate.status, "version": candidate.version},
+            reason=note,
+            reason_code=Reason.DEFERRED,
+        ),
+    )
+    return candidate
+
+
+class Resolution:
+    KEEP_OLD = "keep_old"
+    TAKE_NEW = "take_new"
+    EDIT = "edit"
+    KEEP_BOTH = "keep_both"
+    ALL = (KEEP_OLD, TAKE_NEW, EDIT, KEEP_BOTH)
+
+
+def candidate_settle_conflict(
+    *,
+    tenant: Tenant,
+    candidate_id: int,
+    version: int,
+    resolution: str,
+    actor: Actor,
+    value: str | None = None,
+    note: str = "",
+    user_id: str | None = None,
+) -> Candidate:
+    """Settle a conflict side by side: keep the old value, take the new, write a merged one,
+    or keep both where the field is `many`."""
+    if resolution not in Resolution.ALL:
+        raise InvalidInput("Unknown resolution.", details={"resolution": list(Resolution.ALL)})
+    if resolution == Resolution.KEEP_OLD:
+        return candidate_reject(
+            tenant=tenant,
+            candidate_id=candidate_id,
+            version=version,
+            actor=actor,
+            note=note or "kept the current value",
+            user_id=user_id,
+        )
+    if resolution == Resolution.EDIT:
+        if value is None:
+            raise InvalidInput("Write the value to keep.", details={"value": "required"})
+        return candidate_approve(
+            tenant=tenant, candidate_id=candidate_id, version=version, actor=actor, value=value, note=note, user_id=user_id
+        )
+    if resolution == Resolution.KEEP_BOTH:
+        candidate = Candidate.objects.filter(tenant=tenant, pk=candidate_id).first()
+        if candidate is None:
+            raise NotFound("Candidate not found.")
+        field_rule = TenantSchema.load(tenant).rule_for(candidate.entity_type, candidate.field)
+        if field_rule is None or field_rule.cardinality != Cardinality.MANY:
+            raise InvalidTransition("Both values can be kept only on a field that holds many values.")
+    return candidate_approve(
+        tenant=tenant, candidate_id=candidate_id, version=version, actor=actor, note=note, user_id=user_id
+    )

@@ -1,0 +1,167 @@
+"""Subjects and entity resolution (SPEC §1).
+
+Resolution normalises a name (NFKC, case-fold, trimmed whitespace) and maps it through the
+subject's aliases to a stable entity id. The subject's own ``user`` entity answers to
+their user id and to 我 / I / me / my.
+"""
+from __future__ import annotations
+
+from django.db import IntegrityError, transaction
+
+from .. import audit
+from ..actors import Actor
+from ..audit import EventDraft
+from ..errors import InvalidInput, NotFound
+from ..models import Candidate, Entity, EntityAlias, Fact, Subject, SuppressedValue, Tenant
+from ..normalize import normalize_text, slugify_entity_id
+
+USER_ENTITY_TYPE = "user"
+SELF_ALIASES = ("我", "i", "me", "my", "myself", "本人", "自己")
+
+
+def subject_get_or_create(*, tenant: Tenant, user_id: str) -> Subject:
+    subject = Subject.objects.filter(tenant=tenant, user_id=user_id).first()
+    if subject is not None:
+        return subject
+    try:
+        with transaction.atomic():
+            return Subject.objects.create(tenant=tenant, user_id=user_id)
+    except IntegrityError:  # created concurrently
+        return Subject.objects.get(tenant=tenant, user_id=user_id)
+
+
+class EntityResolver:
+    """Resolves (type, id-or-name) to an Entity within one subject, caching per batch."""
+
+    def __init__(self, subject: Subject):
+        self.subject = subject
+        self._cache: dict[tuple[str, str], Entity] = {}
+
+    def resolve(self, *, entity_type: str, entity_id: str, entity_name: str = "") -> Entity:
+        entity_type = normalize_text(entity_type)
+        if entity_type == USER_ENTITY_TYPE:
+            return self._user_entity()
+        key = (entity_type, normalize_text(entity_id or entity_name))
+        if key not in self._cache:
+            self._cache[key] = self._find(entity_type, entity_id, entity_name) or self._create(
+                entity_type, entity_id, entity_name
+            )
+        return self._cache[key]
+
+    def _user_entity(self) -> Entity:
+        key = (USER_ENTITY_TYPE, "")
+        if key not in self._cache:
+            subject = self.subject
+            entity = Entity.objects.filter(subject=subject, entity_type=USER_ENTITY_TYPE).first()
+            if entity is None:
+                entity = self._create(USER_ENTITY_TYPE, subject.user_id, "", extra_aliases=SELF_ALIASES)
+            self._cache[key] = entity
+        return self._cache[key]
+
+    def _find(self, entity_type: str, entity_id: str, entity_name: str) -> Entity | None:
+        slug = slugify_entity_id(entity_id or entity_name)
+        entity = Entity.objects.filter(subject=self.subject, entity_type=entity_type, entity_id=slug).first()
+        if entity is not None:
+            return entity
+        names = {normalize_text(name) for name in (entity_id, entity_name) if name}
+        alias = (
+            EntityAlias.objects.filter(
+                subject=self.subject, entity__entity_type=entity_type, normalized__in=names
+            )
+            .select_related("entity")
+            .first()
+        )
+        return alias.entity if alias else None
+
+    def _create(self, entity_type: str, entity_id: str, entity_name: str, extra_aliases=()) -> Entity:
+        slug = slugify_entity_id(entity_id or entity_name)
+        try:
+            with transaction.atomic():
+                entity = Entity.objects.create(
+                    tenant_id=self.subject.tenant_id,
+                    subject=self.subject,
+                    entity_type=entity_type,
+                    entity_id=slug,
+                    display_name=(entity_name or entity_id)[:200],
+                    is_new=entity_type != USER_ENTITY_TYPE,
+                )
+        except IntegrityError:
+            return Entity.objects.get(subject=self.subject, entity_type=entity_type, entity_id=slug)
+        alias_add(entity=entity, names=[entity_name, entity_id, *extra_aliases])
+        return entity
+
+
+def alias_add(*, entity: Entity, names) -> None:
+    rows = {}
+    for name in names:
+        normalized = normalize_text(name or "")
+        if normalized and normalized not in rows:
+            rows[normalized] = EntityAlias(
+                tenant_id=entity.tenant_id,
+                subject_id=entity.subject_id,
+                entity=entity,
+                alias=name.strip()[:200],
+                normalized=normalized[:200],
+            )
+    EntityAlias.objects.bulk_create(rows.values(), ignore_conflicts=True)
+
+
+@transaction.atomic
+def entity_merge(*, tenant: Tenant, source_id: int, target_id: int, actor: Actor) -> Entity:
+    """Merge entity ``source`` into ``target`` of the same subject (SPEC §1).
+
+    1. Lock both; they must belong to the tenant, the same subject and the same type.
+    2. Move aliases, candidates, facts and suppressed digests; drop what would duplicate.
+    3. Delete the source and audit the merge.
+    """
+    entities = {e.pk: e for e in Entity.objects.select_for_update().filter(tenant=tenant, pk__in=[source_id, target_id])}
+    source, target = entities.get(source_id), entities.get(target_id)
+    if source is None or target is None:
+        raise NotFound("Entity not found.")
+    if source.pk == target.pk or source.subject_id != target.subject_id or source.entity_type != target.entity_type:
+        raise InvalidInput("Only two different entities of the same subject and type can be merged.")
+    existing_aliases = set(target.aliases.values_list("normalized", flat=True))
+    moved_aliases = [a.alias for a in source.aliases.all() if a.normalized not in existing_aliases]
+    alias_add(entity=target, names=[*moved_aliases, source.display_name, source.entity_id])
+    Candidate.objects.filter(entity=source).update(entity=target, entity_ref_id=target.entity_id)
+    # Facts move unless the target already has the same active value (then the source's
+    # copy is retired rather than creating a duplicate the constraint would refuse).
+    target_digests = set(
+        Fact.objects.filter(entity=target, status="active").values_list("field", "thread_id", "value_digest")
+    )
+    target_one_fields = set(
+        Fact.objects.filter(entity=target, status="active", cardinality="one").values_list("field", "thread_id")
+    )
+    moved, retired = [], []
+    for fact in Fact.objects.filter(entity=source):
+        clash = (fact.field, fact.thread_id, fact.value_digest) in target_digests or (
+            fact.cardinality == "one" and (fact.field, fact.thread_id) in target_one_fields
+        )
+        if fact.status == "active" and clash:
+            retired.append(fact.pk)
+        else:
+            moved.append(fact.pk)
+    Fact.objects.filter(pk__in=retired).update(status="deleted")
+    Fact.objects.filter(pk__in=moved).update(entity=target)
+    for row in SuppressedValue.objects.filter(entity=source):
+        SuppressedValue.objects.get_or_create(
+            tenant_id=row.tenant_id, subject_id=row.subject_id, entity=target, field=row.field, value_digest=row.value_digest
+        )
+    before = {"source": source.ref, "target": target.ref, "moved_facts": moved, "retired_facts": retired}
+    source.delete()
+    audit.record(
+        tenant.pk,
+        EventDraft(
+            actor=str(actor),
+            action="entity.merged",
+            object_type="entity",
+            object_id=target.pk,
+            subject_user_id=target.subject.user_id,
+            before=before,
+            after={"entity": target.ref, "aliases": sorted(target.aliases.values_list("alias", flat=True))},
+        ),
+    )
+    from ..publication import schedule_projection
+
+    schedule_projection(target.subject_id)
+    return target

@@ -1,0 +1,368 @@
+"""Writes to published facts: publish, merge, edit, delete.
+
+Every function here expects the caller to hold the subject's row lock
+(:func:`lock_subject`), which serialises all writes to one subject's memory; the partial
+unique constraints on :class:`Fact` hold the invariants even if a caller forgot.
+"""
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from .. import audit
+from ..actors import Actor
+from ..audit import EventDraft
+from ..errors import InvalidInput, NotFound, StaleVersion
+from ..models import (
+    Candidate,
+    CandidateStatus,
+    Cardinality,
+    Fact,
+    FactStatus,
+    FactVersion,
+    MemoryScope,
+    Reason,
+    Sensitivity,
+    Subject,
+    SuppressedValue,
+    Tenant,
+)
+from ..normalize import value_digest
+from ..policy import MAX_VALUE_LENGTH, FieldRule
+from ..publication import schedule_projection
+from ..secrets import mask_secrets
+
+
+def lock_subject(subject_id: int) -> Subject:
+    return Subject.objects.select_for_update().select_related("tenant").get(pk=subject_id)
+
+
+def clean_value(value: str) -> str:
+    """Validate a value a person typed; refuse credentials rather than store them."""
+    value = (value or "").strip()
+    if not value:
+        raise InvalidInput("The value cannot be empty.", details={"value": "empty"})
+    if len(value) > MAX_VALUE_LENGTH:
+        raise InvalidInput(
+            f"The value is longer than {MAX_VALUE_LENGTH} characters.", details={"value": "too_long"}
+        )
+    if "\x00" in value:
+        raise InvalidInput("The value contains a null character.", details={"value": "null_character"})
+    if mask_secrets(value).found:
+        raise InvalidInput(
+            "The value looks like a credential; credentials are never stored.", details={"value": "secret_detected"}
+        )
+    return value
+
+
+def fact_payload(fact: Fact) -> dict:
+    """The audited view of a fact's value."""
+    return {
+        "entity": f"{fact.entity.entity_type}:{fact.entity.entity_id}",
+        "field": fact.field,
+        "value": fact.value,
+        "version": fact.version,
+        "source": fact.source,
+    }
+
+
+def expiry_for(*, rule: FieldRule, tenant: Tenant, now, keep: bool):
+    """When a newly published value expires (SPEC §3 step 5, §2 retention_days)."""
+    if keep:
+        return None
+    days = rule.retention_days
+    if days is None and rule.sensitivity == Sensitivity.SENSITIVE:
+        days = tenant.sensitive_retention_days
+    return now + timedelta(days=days) if days else None
+
+
+def _provenance_entry(candidate: Candidate, now) -> dict:
+    return {
+        "source": candidate.source,
+        "candidate_id": candidate.pk,
+        "source_message_id": candidate.source_message_id,
+        "at": now.isoformat(),
+    }
+
+
+def fact_publish(
+    *,
+    candidate: Candidate,
+    rule: FieldRule,
+    subject: Subject,
+    value: str,
+    actor: Actor,
+    reason: str,
+    keep: bool = False,
+    events: list[EventDraft],
+    now=None,
+) -> tuple[Fact, bool]:
+    """Publish ``value`` for the candidate's slot; returns (fact, merged).
+
+    1. Find the active fact(s) of the slot (same subject, entity, field and thread).
+    2. Same normalised value: merge (confidence = max, provenance grows, no new version).
+    3. A `one` field with another value: a new version of the same fact row.
+    4. Otherwise: a new fact (for `many` fields, one row per distinct value).
+    """
+    now = now or timezone.now()
+    digest = value_digest(value)
+    slot = Fact.objects.select_for_update().filter(
+        subject=subject,
+        entity_id=candidate.entity_id,
+        field=candidate.field,
+        thread_id=candidate.thread_id,
+        status=FactStatus.ACTIVE,
+    )
+    same = next((f for f in slot if f.value_digest == digest), None)
+    if same is not None:
+        before = {"confidence": same.confidence, "sources": len(same.provenance)}
+        same.confidence = max(same.confidence, candidate.confidence)
+        same.provenance = [*same.provenance, _provenance_entry(candidate, now)]
+        same.updated_at = now
+        same.save(update_fields=["confidence", "provenance", "updated_at"])
+        events.append(
+            EventDraft(
+                actor=str(actor),
+                action="fact.merged",
+                object_type="fact",
+                object_id=same.pk,
+                subject_user_id=subject.user_id,
+                before=before,
+                after={"confidence": same.confidence, "candidate_id": candidate.pk},
+                reason_code=reason,
+            )
+        )
+        return same, True
+
+    expires_at = expiry_for(rule=rule, tenant=subject.tenant, now=now, keep=keep)
+    current = next(iter(slot), None) if rule.cardinality == Cardinality.ONE else None
+    if current is not None:
+        before = fact_payload(current)
+        current.value = value
+        current.value_digest = digest
+        current.confidence = candidate.confidence
+        current.kind = candidate.kind
+        current.source = candidate.source
+        current.source_message_id = candidate.source_message_id
+        current.evidence = candidate.evidence
+        current.provenance = [_provenance_entry(candidate, now)]
+        current.version += 1
+        current.expires_at = expires_at
+        current.approved_by = str(actor)
+        current.updated_at = now
+        current.save()
+        fact, action = current, "fact.updated"
+    else:
+        before = None
+        fact = Fact.objects.create(
+            tenant_id=subject.tenant_id,
+            subject=subject,
+            entity_id=candidate.entity_id,
+            field=candidate.field,
+            value=value,
+            value_digest=digest,
+            cardinality=rule.cardinality,
+            sensitivity=rule.sensitivity,
+            category=rule.category,
+            confidence=candidate.confidence,
+            kind=candidate.kind,
+            scope=candidate.scope,
+            thread_id=candidate.thread_id,
+            source=candidate.source,
+            source_message_id=candidate.source_message_id,
+            evidence=candidate.evidence,
+            provenance=[_provenance_entry(candidate, now)],
+            expires_at=expires_at,
+            approved_by=str(actor),
+            updated_at=now,
+        )
+        action = "fact.created"
+    FactVersion.objects.create(
+        fact=fact,
+        version=fact.version,
+        value=value,
+        confidence=fact.confidence,
+        source=fact.source,
+        source_message_id=fact.source_message_id,
+        candidate=candidate,
+        actor=str(actor),
+        reason=reason,
+        created_at=now,
+    )
+    fact.entity = candidate.entity
+    events.append(
+        EventDraft(
+            actor=str(actor),
+            action=action,
+            object_type="fact",
+            object_id=fact.pk,
+            subject_user_id=subject.user_id,
+            before=before,
+            after=fact_payload(fact),
+            reason_code=reason,
+        )
+    )
+    if rule.cardinality == Cardinality.ONE and candidate.scope == MemoryScope.LONG_TERM:
+        _supersede_older_open_candidates(candidate=candidate, subject=subject, events=events)
+    schedule_projection(subject.pk)
+    return fact, False
+
+
+def _supersede_older_open_candidates(*, candidate: Candidate, subject: Subject, events: list[EventDraft]) -> None:
+    """Open candidates for the same `one` slot that a newer value beat to publication."""
+    older = Candidate.objects.filter(
+        subject=subject,
+        entity_id=candidate.entity_id,
+        field=candidate.field,
+        thread_id=candidate.thread_id,
+        status__in=(CandidateStatus.PENDING_REVIEW, CandidateStatus.PENDING_USER),
+        created_at__lt=candidate.created_at,
+    ).exclude(pk=candidate.pk)
+    for stale in older:
+        Candidate.objects.filter(pk=stale.pk).update(
+            status=CandidateStatus.SUPERSEDED,
+            reason=Reason.NEWER_CANDIDATE,
+            version=stale.version + 1,
+            decided_by="policy",
+            decided_at=timezone.now(),
+        )
+        events.append(
+            EventDraft(
+                actor="policy",
+                action="candidate.superseded",
+                object_type="candidate",
+                object_id=stale.pk,
+                subject_user_id=subject.user_id,
+                before={"status": stale.status},
+                after={"status": CandidateStatus.SUPERSEDED, "by_candidate": candidate.pk},
+                reason_code=Reason.NEWER_CANDIDATE,
+            )
+        )
+
+
+def suppress_value(*, subject: Subject, entity_id: int, field: str, value: str) -> None:
+    SuppressedValue.objects.get_or_create(
+        tenant_id=subject.tenant_id,
+        subject=subject,
+        entity_id=entity_id,
+        field=field,
+        value_digest=value_digest(value),
+    )
+
+
+def _get_fact_for_update(*, tenant: Tenant, fact_id: int, user_id: str | None) -> tuple[Fact, Subject]:
+    fact = Fact.objects.filter(tenant=tenant, pk=fact_id).select_related("subject").first()
+    if fact is None or (user_id is not None and fact.subject.user_id != user_id):
+        raise NotFound("Fact not found.")
+    subject = lock_subject(fact.subject_id)
+    fact = Fact.objects.select_for_update().select_related("entity").get(pk=fact.pk)
+    if fact.status != FactStatus.ACTIVE:
+        raise NotFound("Fact not found.")
+    return fact, subject
+
+
+@transaction.atomic
+def fact_edit(
+    *,
+    tenant: Tenant,
+    fact_id: int,
+    value: str,
+    actor: Actor,
+    expected_version: int | None = None,
+    user_id: str | None = None,
+    reason: str = "",
+) -> Fact:
+    """Correct a published fact: a new version whose source is the editor's (SPEC §4).
+
+    ``user_id`` restricts the lookup to one subject (the self-service page).
+    """
+    value = clean_value(value)
+    fact, subject = _get_fact_for_update(tenant=tenant, fact_id=fact_id, user_id=user_id)
+    if expected_version is not None and fact.version != expected_version:
+        raise StaleVersion(
+            "This fact changed since you loaded it.", details={"current_version": fact.version}
+        )
+    digest = value_digest(value)
+    if digest == fact.value_digest and fact.value == value:
+        return fact
+    clash = (
+        Fact.objects.filter(
+            subject=subject,
+            entity_id=fact.entity_id,
+            field=fact.field,
+            thread_id=fact.thread_id,
+            status=FactStatus.ACTIVE,
+            value_digest=digest,
+        )
+        .exclude(pk=fact.pk)
+        .exists()
+    )
+    if clash:
+        raise InvalidInput("Another fact already holds this value.", details={"value": "duplicate"})
+    now = timezone.now()
+    before = fact_payload(fact)
+    fact.value = value
+    fact.value_digest = digest
+    fact.source = actor.source
+    fact.confidence = 1.0
+    fact.version += 1
+    fact.approved_by = str(actor)
+    fact.provenance = [*fact.provenance, {"source": actor.source, "actor": str(actor), "at": now.isoformat()}]
+    fact.updated_at = now
+    fact.save()
+    FactVersion.objects.create(
+        fact=fact,
+        version=fact.version,
+        value=value,
+        confidence=1.0,
+        source=fact.source,
+        actor=str(actor),
+        reason=reason[:200],
+        created_at=now,
+    )
+    audit.record(
+        tenant.pk,
+        EventDraft(
+            actor=str(actor),
+            action="fact.edited",
+            object_type="fact",
+            object_id=fact.pk,
+            subject_user_id=subject.user_id,
+            before=before,
+            after=fact_payload(fact),
+            reason=reason,
+        ),
+    )
+    schedule_projection(subject.pk)
+    return fact
+
+
+@transaction.atomic
+def fact_delete(
+    *, tenant: Tenant, fact_id: int, actor: Actor, user_id: str | None = None, reason: str = ""
+) -> Fact:
+    """Delete a published fact; its value is suppressed so extraction cannot bring it back."""
+    fact, subject = _get_fact_for_update(tenant=tenant, fact_id=fact_id, user_id=user_id)
+    before = fact_payload(fact)
+    suppress_value(subject=subject, entity_id=fact.entity_id, field=fact.field, value=fact.value)
+    fact.status = FactStatus.DELETED
+    fact.updated_at = timezone.now()
+    fact.save(update_fields=["status", "updated_at"])
+    audit.record(
+        tenant.pk,
+        EventDraft(
+            actor=str(actor),
+            action="fact.deleted",
+            object_type="fact",
+            object_id=fact.pk,
+            subject_user_id=subject.user_id,
+            before=before,
+            after=None,
+            reason=reason,
+        ),
+    )
+    schedule_projection(subject.pk)
+    return fact
+

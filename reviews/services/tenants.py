@@ -1,0 +1,97 @@
+"""Tenants, their API keys and their staff."""
+from __future__ import annotations
+
+import hashlib
+import secrets as token_source
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils.text import slugify
+
+from .. import audit
+from ..actors import SYSTEM, Actor
+from ..audit import GENESIS_HASH, EventDraft
+from ..errors import InvalidInput
+from ..models import ApiKey, AuditChainHead, Membership, Role, Scope, Source, Tenant
+from ..schema import seed_default_schema
+
+KEY_PREFIX = "mp"
+API_KEY_SOURCES = (Source.CHAT, Source.BUSINESS_SYSTEM)
+
+
+def hash_api_key(raw_key: str) -> str:
+    # Keys carry 256 bits of randomness, so a fast hash is enough (no stretching needed).
+    return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
+@transaction.atomic
+def tenant_create(*, slug: str, name: str = "", actor: Actor = SYSTEM) -> Tenant:
+    if not slug or slugify(slug) != slug:
+        raise InvalidInput("A tenant slug uses lowercase letters, digits and hyphens.", details={"slug": slug})
+    if Tenant.objects.filter(slug=slug).exists():
+        raise InvalidInput(f"Tenant {slug!r} already exists.", details={"slug": "exists"})
+    tenant = Tenant.objects.create(slug=slug, name=name or slug)
+    seed_default_schema(tenant)
+    AuditChainHead.objects.create(tenant_id=tenant.pk, seq=0, hash=GENESIS_HASH)
+    audit.record(
+        tenant.pk,
+        EventDraft(actor=str(actor), action="tenant.created", object_type="tenant", object_id=tenant.pk,
+                   after={"slug": slug, "name": tenant.name}),
+    )
+    return tenant
+
+
+@transaction.atomic
+def api_key_create(
+    *, tenant: Tenant, scopes: list[str], source: str = Source.CHAT, name: str = "", actor: Actor = SYSTEM
+) -> tuple[ApiKey, str]:
+    """Create a key; returns the row and the raw key, which is never stored or shown again."""
+    unknown = sorted(set(scopes) - set(Scope.values))
+    if unknown or not scopes:
+        raise InvalidInput("Unknown or missing scopes.", details={"unknown": unknown, "allowed": list(Scope.values)})
+    if source not in API_KEY_SOURCES:
+        raise InvalidInput("A key's source is chat or business_system.", details={"source": source})
+    prefix = token_source.token_hex(4)
+    raw_key = f"{KEY_PREFIX}_{prefix}_{token_source.token_urlsafe(32)}"
+    key = ApiKey.objects.create(
+        tenant=tenant, name=name, prefix=prefix, key_hash=hash_api_key(raw_key), scopes=sorted(set(scopes)), source=source
+    )
+    audit.record(
+        tenant.pk,
+        EventDraft(actor=str(actor), action="api_key.created", object_type="api_key", object_id=key.pk,
+                   after={"prefix": prefix, "scopes": key.scopes, "source": source, "name": name}),
+    )
+    return key, raw_key
+
+
+def api_key_authenticate(raw_key: str) -> ApiKey | None:
+    if not raw_key or len(raw_key) > 200:
+        return None
+    return (
+        ApiKey.objects.select_related("tenant")
+        .filter(key_hash=hash_api_key(raw_key), revoked_at__isnull=True)
+        .first()
+    )
+
+
+@transaction.atomic
+def staff_create(
+    *, tenant: Tenant, username: str, role: str, password: str | None = None, email: str = "", actor: Actor = SYSTEM
+):
+    """Create a staff account bound to one tenant with one role."""
+    if role not in Role.values:
+        raise InvalidInput("Unknown role.", details={"allowed": list(Role.values)})
+    User = get_user_model()
+    if User.objects.filter(username=username).exists():
+        raise InvalidInput(f"User {username!r} already exists.", details={"username": "exists"})
+    user = User.objects.create_user(username=username, email=email, password=password)
+    if password is None:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    Membership.objects.create(user=user, tenant=tenant, role=role)
+    audit.record(
+        tenant.pk,
+        EventDraft(actor=str(actor), action="staff.created", object_type="user", object_id=user.pk,
+                   after={"username": username, "role": role}),
+    )
+    return user
