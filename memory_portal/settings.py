@@ -127,6 +127,9 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# Serve straight from the app and project static dirs, so a first run needs no collectstatic.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
 MEDIA_ROOT = Path(os.environ.get("MEMORY_MEDIA_ROOT", BASE_DIR / "var"))
 
 # --- Security -----------------------------------------------------------------------------

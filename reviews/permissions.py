@@ -1,0 +1,53 @@
+"""Who may do what, in one place: read by the API, the views and the templates alike.
+
+Staff (Django users with a :class:`Membership`) act inside exactly one tenant with one
+role. A subject acts only on their own memory through a portal session. Superusers see
+every tenant, in the Django admin only.
+"""
+from __future__ import annotations
+
+from django.http import Http404
+
+from .models import Membership, Role, Tenant
+
+DECIDE_ROLES = (Role.REVIEWER, Role.TENANT_ADMIN)
+AUDIT_ROLES = (Role.AUDITOR, Role.TENANT_ADMIN)
+ADMIN_ROLES = (Role.TENANT_ADMIN,)
+
+
+def membership_of(user) -> Membership | None:
+    if not getattr(user, "is_authenticated", False):
+        return None
+    try:
+        return user.membership
+    except Membership.DoesNotExist:
+        return None
+
+
+def staff_tenant(user) -> Tenant:
+    """The tenant a staff user works in; 404 for anyone without one (no hint it exists)."""
+    membership = membership_of(user)
+    if membership is None:
+        raise Http404("Not a member of any tenant.")
+    return membership.tenant
+
+
+def role_of(user) -> str | None:
+    membership = membership_of(user)
+    return membership.role if membership else None
+
+
+def can_view_queue(user) -> bool:
+    return role_of(user) in (*DECIDE_ROLES, Role.AUDITOR)
+
+
+def can_decide(user) -> bool:
+    return role_of(user) in DECIDE_ROLES
+
+
+def can_audit(user) -> bool:
+    return role_of(user) in AUDIT_ROLES
+
+
+def can_administer(user) -> bool:
+    return role_of(user) in ADMIN_ROLES
