@@ -255,7 +255,7 @@ def _locked_candidate(*, tenant: Tenant, candidate_id: int, user_id: str | None)
     if row is None or (user_id is not None and row.subject.user_id != user_id):
         raise NotFound("Candidate not found.")
     subject = lock_subject(row.subject_id)
-    candidate = Candidate.objects.select_for_update().select_related("entity").get(pk=row.pk)
+    candidate = Candidate.objects.select_for_update(of=("self",)).select_related("entity").get(pk=row.pk)
     return candidate, subject
 
 

@@ -114,10 +114,13 @@ def entity_merge(*, tenant: Tenant, source_id: int, target_id: int, actor: Actor
     2. Move aliases, candidates, facts and suppressed digests; drop what would duplicate.
     3. Delete the source and audit the merge.
     """
-    entities = {e.pk: e for e in Entity.objects.select_for_update().filter(tenant=tenant, pk__in=[source_id, target_id])}
+    from .facts import lock_subject
+
+    entities = {e.pk: e for e in Entity.objects.filter(tenant=tenant, pk__in=[source_id, target_id])}
     source, target = entities.get(source_id), entities.get(target_id)
     if source is None or target is None:
         raise NotFound("Entity not found.")
+    lock_subject(target.subject_id)  # the subject first, as every writer does: no deadlocks
     if source.pk == target.pk or source.subject_id != target.subject_id or source.entity_type != target.entity_type:
         raise InvalidInput("Only two different entities of the same subject and type can be merged.")
     existing_aliases = set(target.aliases.values_list("normalized", flat=True))

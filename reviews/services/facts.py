@@ -36,7 +36,7 @@ from ..secrets import mask_secrets
 
 
 def lock_subject(subject_id: int) -> Subject:
-    return Subject.objects.select_for_update().select_related("tenant").get(pk=subject_id)
+    return Subject.objects.select_for_update(of=("self",)).select_related("tenant").get(pk=subject_id)
 
 
 def clean_value(value: str) -> str:
