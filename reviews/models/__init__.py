@@ -14,6 +14,7 @@ from .choices import (
     Source,
 )
 from .memory import Candidate, Entity, EntityAlias, Fact, FactVersion, Message, RecallRecord, SuppressedValue
+from .portal import PortalLink
 from .tenancy import ApiKey, FieldDefinition, Membership, Subject, Tenant
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "Membership",
     "MemoryScope",
     "Message",
+    "PortalLink",
     "Reason",
     "RecallRecord",
     "Role",
