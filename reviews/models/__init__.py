@@ -13,6 +13,7 @@ from .choices import (
     Sensitivity,
     Source,
 )
+from .exports import AuditExport, ExportFormat, ExportStatus
 from .memory import Candidate, Entity, EntityAlias, Fact, FactVersion, Message, RecallRecord, SuppressedValue
 from .portal import PortalLink
 from .tenancy import ApiKey, FieldDefinition, Membership, Subject, Tenant
@@ -21,6 +22,7 @@ __all__ = [
     "ApiKey",
     "AuditChainHead",
     "AuditEvent",
+    "AuditExport",
     "AuditPayload",
     "Candidate",
     "CandidateStatus",
@@ -28,6 +30,8 @@ __all__ = [
     "Category",
     "Entity",
     "EntityAlias",
+    "ExportFormat",
+    "ExportStatus",
     "ExtractionStatus",
     "Fact",
     "FactStatus",
