@@ -124,3 +124,19 @@ def mask_secrets(text: str) -> MaskResult:
 
         text = pattern.sub(replace, text)
     return MaskResult(text, tuple(dict.fromkeys(kinds)))
+
+
+_CREDENTIAL_FIELD = re.compile(
+    r"(?i)(password|passwd|passphrase|passcode|secret|token|api[_-]?key|private[_-]?key|credential|pin$|cvv|密码|口令|密钥)"
+)
+
+
+def mask_field_value(field_name: str, value: str) -> MaskResult:
+    """Mask a value by what it says and by what field it claims to fill.
+
+    A bare "hunter2" proposed for a field named ``password`` is a credential even though
+    the text alone does not say so.
+    """
+    if value and _CREDENTIAL_FIELD.search(field_name or ""):
+        return MaskResult(PLACEHOLDER.format(kind="password"), ("password",))
+    return mask_secrets(value)

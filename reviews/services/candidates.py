@@ -32,7 +32,7 @@ from ..models import (
 from ..normalize import value_digest
 from ..policy import MAX_VALUE_LENGTH, ActiveFact, Decision, FieldRule, Proposal, Thresholds, evaluate
 from ..schema import TenantSchema
-from ..secrets import mask_secrets
+from ..secrets import mask_field_value, mask_secrets
 from .entities import EntityResolver, subject_get_or_create
 from .facts import clean_value, fact_publish, lock_subject, suppress_value
 
@@ -128,7 +128,7 @@ def candidates_submit(
     results: list[SubmitResult] = []
     now = timezone.now()
     for item in candidates:
-        value_mask = mask_secrets(item.value or "")
+        value_mask = mask_field_value(item.field, item.value or "")
         evidence_mask = mask_secrets(item.evidence or "")
         value = value_mask.text
         too_long = len(value) > MAX_VALUE_LENGTH

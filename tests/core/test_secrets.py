@@ -1,0 +1,70 @@
+"""Credentials are rejected, masked before any write, and found in no table or log line."""
+import logging
+
+import pytest
+
+from reviews.models import Candidate
+from reviews.secrets import mask_secrets
+from tests.conftest import candidate
+from tests.dump import dump_all_tables
+
+OPENAI_KEY = "sk-proj-4fQ9xT2mLr8vKp0aZ7wYc3Hn"
+PASSWORD = "hunter2"
+CARD = "4539 1488 0343 6467"  # passes Luhn
+CN_ID = "11010519491231002X"  # valid check digit
+
+SECRET_VALUES = [
+    (f"顺便记一下我的 OpenAI key：{OPENAI_KEY}", OPENAI_KEY, "api_key"),
+    (f"My password for the staging box is {PASSWORD}", PASSWORD, "password"),
+    (f"我的信用卡号是 {CARD}", CARD, "card_number"),
+    (f"身份证 {CN_ID}", CN_ID, "national_id"),
+    ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq\n-----END RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEA7bq", "private_key"),
+    ("Authorization: Bearer abcdefghijklmnop1234567890", "abcdefghijklmnop1234567890", "token"),
+]
+
+
+@pytest.mark.parametrize("text,secret,kind", SECRET_VALUES)
+def test_mask_secrets_replaces_the_secret_and_names_its_kind(text, secret, kind):
+    masked = mask_secrets(text)
+    assert kind in masked.kinds
+    assert secret not in masked.text and secret.replace(" ", "") not in masked.text
+    assert f"[redacted {kind}]" in masked.text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Our billing service runs on Django with PostgreSQL.",
+        "card 4539 1488 0343 6468",  # fails Luhn: a number, not a card
+        "id 110105194912310021",  # wrong check digit
+        "我们的检索项目原来用 Chroma，上周切到了 Milvus。",
+        "the token bucket algorithm",
+        "my phone is 13800138000",
+    ],
+)
+def test_ordinary_text_is_left_alone(text):
+    assert mask_secrets(text) == mask_secrets(text) and not mask_secrets(text).found
+    assert mask_secrets(text).text == text
+
+
+def test_secrets_in_candidates_are_rejected_and_stored_nowhere(tenant, submit, caplog):
+    caplog.set_level(logging.DEBUG)
+    items = [
+        candidate(field="preference", value=text, evidence=text, confidence=0.99) for text, _, _ in SECRET_VALUES
+    ]
+    results = submit(tenant, "bob", *items)
+    assert [(r.status, r.reason) for r in results] == [("rejected", "secret_detected")] * len(SECRET_VALUES)
+    assert all("secret_masked" in c.flags for c in Candidate.objects.all())
+
+    dump = dump_all_tables()
+    for _, secret, _ in SECRET_VALUES:
+        assert secret not in dump
+        assert secret.replace(" ", "") not in dump
+        assert secret not in caplog.text
+    assert "[redacted api_key]" in dump  # what is kept is the masked form
+
+
+def test_a_secret_in_an_unknown_field_is_masked_too(tenant, submit):
+    [result] = submit(tenant, "bob", candidate(field="password", value=PASSWORD, evidence=f"password is {PASSWORD}"))
+    assert result.reason == "field_not_allowed"
+    assert PASSWORD not in dump_all_tables()
