@@ -51,3 +51,31 @@ def can_audit(user) -> bool:
 
 def can_administer(user) -> bool:
     return role_of(user) in ADMIN_ROLES
+
+
+# --- Subjects (the self-service portal) ---------------------------------------------------
+# A redeemed portal link stores the subject's binding under this session key. It is not a
+# Django login: request.user stays anonymous, so no staff page or API accepts it.
+PORTAL_SESSION_KEY = "portal_subject"
+
+
+def portal_binding(*, tenant_id: int, subject_id: int, user_id: str) -> dict:
+    return {"tenant_id": tenant_id, "subject_id": subject_id, "user_id": user_id}
+
+
+def portal_subject(request):
+    """The one subject this browser session may act as, or None."""
+    from .models import Subject
+
+    binding = request.session.get(PORTAL_SESSION_KEY) if hasattr(request, "session") else None
+    if not isinstance(binding, dict):
+        return None
+    try:
+        tenant_id, subject_id, user_id = int(binding["tenant_id"]), int(binding["subject_id"]), str(binding["user_id"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return (
+        Subject.objects.select_related("tenant")
+        .filter(pk=subject_id, tenant_id=tenant_id, user_id=user_id)
+        .first()
+    )
