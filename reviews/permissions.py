@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.http import Http404
 
-from .models import Membership, Role, Tenant
+from .models import Membership, Role, Subject, Tenant
 
 DECIDE_ROLES = (Role.REVIEWER, Role.TENANT_ADMIN)
 AUDIT_ROLES = (Role.AUDITOR, Role.TENANT_ADMIN)
@@ -65,8 +65,6 @@ def portal_binding(*, tenant_id: int, subject_id: int, user_id: str) -> dict:
 
 def portal_subject(request):
     """The one subject this browser session may act as, or None."""
-    from .models import Subject
-
     binding = request.session.get(PORTAL_SESSION_KEY) if hasattr(request, "session") else None
     if not isinstance(binding, dict):
         return None
