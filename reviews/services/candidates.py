@@ -470,3 +470,70 @@ def candidate_settle_conflict(
     return candidate_approve(
         tenant=tenant, candidate_id=candidate_id, version=version, actor=actor, note=note, user_id=user_id
     )
+
+
+# --- Bulk decisions by reviewers --------------------------------------------------------------
+
+BULK_DECISIONS = ("approve", "reject")
+MAX_BULK_ITEMS = 200
+
+
+@dataclass
+class BulkOutcome:
+    """Which items of a selection were decided, which someone else decided first, which failed."""
+
+    decided: list[int] = field(default_factory=list)
+    stale: list[dict] = field(default_factory=list)
+    failed: list[dict] = field(default_factory=list)
+
+
+@transaction.atomic
+def candidates_bulk_decide(
+    *, tenant: Tenant, items: list[tuple[int, int]], decision: str, actor: Actor, note: str = ""
+) -> BulkOutcome:
+    """Approve or reject a selection of (candidate id, version) pairs, each on its own terms.
+
+    1. Check the decision, the size and (to reject) the reason once, before touching anything.
+    2. Decide item by item through candidate_approve / candidate_reject, each in a savepoint
+       with its own compare-and-set: a stale item is reported and skipped, the others stand.
+       Items run in subject order so two bulk decisions lock subjects in the same order.
+    3. Record one summary event beside the per-item events the decisions wrote.
+    """
+    if decision not in BULK_DECISIONS:
+        raise InvalidInput("Unknown bulk decision.", details={"decision": list(BULK_DECISIONS)})
+    if not items:
+        raise InvalidInput("Select at least one item.", details={"items": "empty"})
+    if len(items) > MAX_BULK_ITEMS:
+        raise InvalidInput(f"Select at most {MAX_BULK_ITEMS} items.", details={"items": "too_many"})
+    if decision == "reject" and actor.kind == "reviewer" and not note.strip():
+        raise InvalidInput("A reason is required to reject.", details={"reason": "required"})
+    versions = dict(items)
+    subject_of = dict(Candidate.objects.filter(tenant=tenant, pk__in=versions).values_list("pk", "subject_id"))
+    outcome = BulkOutcome()
+    for candidate_id in sorted(versions, key=lambda pk: (subject_of.get(pk, 0), pk)):
+        decide = candidate_approve if decision == "approve" else candidate_reject
+        try:
+            # Each service is atomic: nested here, it runs in its own savepoint.
+            decide(tenant=tenant, candidate_id=candidate_id, version=versions[candidate_id], actor=actor, note=note)
+        except StaleVersion as stale:
+            outcome.stale.append({"id": candidate_id, **stale.details})
+        except (NotFound, InvalidTransition, InvalidInput) as error:
+            outcome.failed.append({"id": candidate_id, "code": error.code, "message": error.message})
+        else:
+            outcome.decided.append(candidate_id)
+    audit.record(
+        tenant.pk,
+        EventDraft(
+            actor=str(actor),
+            action=f"candidates.bulk_{decision}",
+            object_type="candidate_selection",
+            object_id=len(items),
+            after={
+                "decided": outcome.decided,
+                "stale": [item["id"] for item in outcome.stale],
+                "failed": [item["id"] for item in outcome.failed],
+            },
+            reason=note,
+        ),
+    )
+    return outcome
