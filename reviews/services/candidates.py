@@ -124,14 +124,12 @@ def candidates_submit(
     ):
         suppressed.setdefault((entity_id, field_name), set()).add(digest)
 
-    events: list[EventDraft] = []
-    results: list[SubmitResult] = []
     now = timezone.now()
-    for item in candidates:
+    rows: list[tuple[Candidate, Decision, FieldRule | None]] = []
+    for index, item in enumerate(candidates):
         value_mask = mask_field_value(item.field, item.value or "")
         evidence_mask = mask_secrets(item.evidence or "")
         value = value_mask.text
-        too_long = len(value) > MAX_VALUE_LENGTH
         rule = schema.rule_for(item.entity_type, item.field)
         entity = (
             resolver.resolve(entity_type=item.entity_type, entity_id=item.entity_id, entity_name=item.entity_name)
@@ -152,7 +150,7 @@ def candidates_submit(
             scope=item.scope,
             supersedes=item.supersedes,
             secret_kinds=value_mask.kinds,
-            value_too_long=too_long,
+            value_too_long=len(value) > MAX_VALUE_LENGTH,
         )
         decision = evaluate(
             proposal,
@@ -162,12 +160,15 @@ def candidates_submit(
             active_facts=active.get(slot, []) if slot else [],
             suppressed_digests=suppressed.get(slot[:2], set()) if slot else set(),
         )
+        if decision.publishes:
+            _remember_publication(active, slot, rule, ActiveFact(_placeholder(index), digest, source))
         flags = []
         if value_mask.found or evidence_mask.found:
             flags.append("secret_masked")
         if entity is not None and entity.is_new:
             flags.append("new_entity")
-        candidate = Candidate.objects.create(
+        decided = decision.status not in OPEN
+        candidate = Candidate(
             tenant=tenant,
             subject=subject,
             entity=entity,
@@ -189,11 +190,16 @@ def candidates_submit(
             status=decision.status,
             reason=decision.reason,
             flags=flags,
-            conflict_fact_id=decision.conflict_with,
             has_conflict=decision.conflict_with is not None,
-            decided_by=str(POLICY) if decision.status not in OPEN else "",
-            decided_at=now if decision.status not in OPEN else None,
+            decided_by=str(POLICY) if decided else "",
+            decided_at=now if decided else None,
         )
+        rows.append((candidate, decision, rule))
+
+    # One INSERT for the whole batch: the row count, not the policy, dominates the cost.
+    Candidate.objects.bulk_create([candidate for candidate, _, _ in rows])
+    events: list[EventDraft] = []
+    for candidate, decision, _ in rows:
         events.append(
             EventDraft(
                 actor=str(actor),
@@ -211,39 +217,55 @@ def candidates_submit(
                 object_type="candidate",
                 object_id=candidate.pk,
                 subject_user_id=subject.user_id,
-                after={"status": decision.status, "reason": decision.reason, "conflict_fact": decision.conflict_with},
+                after={"status": decision.status, "reason": decision.reason},
                 reason_code=decision.reason,
             )
         )
-        fact = _apply_policy_decision(
-            decision=decision, candidate=candidate, rule=rule, subject=subject, events=events, now=now
-        )
-        if fact is not None and slot is not None:
-            facts = [f for f in active.get(slot, []) if f.id != fact.pk]
-            active[slot] = [ActiveFact(fact.pk, fact.value_digest, fact.source), *facts]
-        results.append(SubmitResult(candidate.pk, decision.status, decision.reason, fact.pk if fact else None, flags))
+
+    # Apply publications and merges in submission order, then point each candidate at its
+    # fact and each conflict at the fact it disagrees with (which may be one made above).
+    fact_of_placeholder: dict[int, int] = {}
+    for index, (candidate, decision, rule) in enumerate(rows):
+        if decision.publishes or decision.status == CandidateStatus.MERGED:
+            fact, _ = fact_publish(
+                candidate=candidate,
+                rule=rule,
+                subject=subject,
+                value=candidate.value,
+                actor=POLICY,
+                reason=decision.reason,
+                events=events,
+                now=now,
+            )
+            candidate.fact = fact
+            fact_of_placeholder[_placeholder(index)] = fact.pk
+        if decision.conflict_with is not None:
+            candidate.conflict_fact_id = fact_of_placeholder.get(decision.conflict_with, decision.conflict_with)
+    linked = [c for c, _, _ in rows if c.fact_id is not None or c.conflict_fact_id is not None]
+    Candidate.objects.bulk_update(linked, ["fact", "conflict_fact"])
     audit.record_many(tenant.pk, events)
-    return results
+    return [
+        SubmitResult(candidate.pk, decision.status, decision.reason, candidate.fact_id, candidate.flags)
+        for candidate, decision, _ in rows
+    ]
 
 
-def _apply_policy_decision(
-    *, decision: Decision, candidate: Candidate, rule: FieldRule | None, subject: Subject, events, now
-) -> Fact | None:
-    if decision.status == CandidateStatus.MERGED or decision.publishes:
-        fact, _ = fact_publish(
-            candidate=candidate,
-            rule=rule,
-            subject=subject,
-            value=candidate.value,
-            actor=POLICY,
-            reason=decision.reason,
-            events=events,
-            now=now,
-        )
-        Candidate.objects.filter(pk=candidate.pk).update(fact=fact)
-        candidate.fact = fact
-        return fact
-    return None
+def _placeholder(index: int) -> int:
+    """A stand-in id for a fact this batch will create (real ids are positive)."""
+    return -(index + 1)
+
+
+def _remember_publication(active: dict, slot, rule: FieldRule, published: ActiveFact) -> None:
+    """Keep the batch's snapshot of active facts current after a publication.
+
+    A `one` field's row is updated in place, so it keeps the current fact's id.
+    """
+    current = active.get(slot, [])
+    if rule.cardinality == Cardinality.ONE:
+        fact_id = current[0].id if current else published.id
+        active[slot] = [ActiveFact(fact_id, published.value_digest, published.source)]
+    else:
+        active[slot] = [published, *current]
 
 
 # --- Decisions by people -------------------------------------------------------------------

@@ -218,8 +218,9 @@ def _supersede_older_open_candidates(*, candidate: Candidate, subject: Subject, 
         field=candidate.field,
         thread_id=candidate.thread_id,
         status__in=(CandidateStatus.PENDING_REVIEW, CandidateStatus.PENDING_USER),
-        created_at__lt=candidate.created_at,
-    ).exclude(pk=candidate.pk)
+        # Ids grow with arrival (a batch shares one timestamp), so they order "older".
+        pk__lt=candidate.pk,
+    )
     for stale in older:
         Candidate.objects.filter(pk=stale.pk).update(
             status=CandidateStatus.SUPERSEDED,
