@@ -172,7 +172,7 @@ SPECTACULAR_SETTINGS = {
 # No broker: run tasks in-process (the embedded default). on_commit enqueueing keeps the
 # same order of events as with a real worker.
 TASKS_IN_PROCESS = not os.environ.get("CELERY_BROKER_URL")
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "memory://"
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "memory://localhost/"
 CELERY_TASK_ALWAYS_EAGER = TASKS_IN_PROCESS
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for another
