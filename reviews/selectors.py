@@ -10,12 +10,17 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import F, Q, QuerySet, Window
 from django.db.models.functions import Lag, Lead
+from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
+from django.db.models import BooleanField, Exists, ExpressionWrapper, FloatField, OuterRef, Value
 from django.utils import timezone
 
 from .errors import InvalidInput
 from .models import Candidate, CandidateStatus, Fact, FactStatus, FieldDefinition, Message, Sensitivity, Tenant
 from .policy import RELATION_PREFIX
 from .schema import TenantSchema
+from .models import Category, EntityAlias, FactVersion, MemoryScope, RecallRecord
+from .normalize import normalize_text, slugify_entity_id
+from .textmatch import QueryTerms, fallback_score, query_terms
 
 # --- Review queue ---------------------------------------------------------------------------
 #
@@ -335,3 +340,269 @@ def review_queue_items(*, tenant: Tenant, candidates: list[Candidate]) -> list[Q
             )
         )
     return items
+
+
+# --- Recall ---------------------------------------------------------------------------------
+#
+# SPEC §5's policy over one subject's facts, in one query. The subject's active facts (and,
+# when explaining, expired ones) are few and come from one index range, so every rule is
+# applied in Python over that one result: the number of queries never depends on the data,
+# and `q` only ranks and widens within what the filters allow.
+
+RECALL_DEFAULT_LIMIT = 50
+RECALL_MAX_LIMIT = 200
+RECALL_MAX_ENTITIES = 20
+RECALL_MAX_FIELDS = 50
+RECALL_USER_ENTITY_TYPE = "user"
+
+
+class Exclusion:
+    """Why ``explain=true`` says a fact was left out (SPEC §5), checked in this order."""
+
+    EXPIRED = "expired"
+    SENSITIVE = "sensitive"
+    OTHER_THREAD = "other_thread"
+    NOT_REQUESTED = "not_requested"
+    # Beyond SPEC §5's four: allowed, but past the request's ``limit``.
+    LIMIT = "limit"
+
+
+@dataclass(frozen=True)
+class RecallQuery:
+    user_id: str
+    entities: tuple[tuple[str, str], ...] = ()
+    fields: tuple[str, ...] = ()
+    q: str = ""
+    thread_id: str = ""
+    include_sensitive: bool = False
+    explain: bool = False
+    limit: int = RECALL_DEFAULT_LIMIT
+
+    def as_record(self) -> dict:
+        """What the recall record keeps of the request."""
+        return {
+            "entity": [f"{t}:{i}" for t, i in self.entities],
+            "field": list(self.fields),
+            "q": self.q,
+            "thread_id": self.thread_id,
+            "include_sensitive": self.include_sensitive,
+            "explain": self.explain,
+            "limit": self.limit,
+        }
+
+
+@dataclass
+class RecallResult:
+    facts: list[dict]
+    excluded: list[dict] = field(default_factory=list)
+
+
+_RECALL_COLUMNS = (
+    "id",
+    "entity__entity_type",
+    "entity__entity_id",
+    "entity__display_name",
+    "field",
+    "value",
+    "confidence",
+    "category",
+    "sensitivity",
+    "scope",
+    "thread_id",
+    "source",
+    "source_message_id",
+    "version",
+    "updated_at",
+    "expires_at",
+    "status",
+    "named",
+    "rank",
+)
+# Order without `q`: the user first, then categories as SPEC §1 lists them.
+_RECALL_CATEGORY_ORDER = {c: i for i, c in enumerate(Category.values)}
+
+
+def _named_entities(entities) -> Q | None:
+    """An entity is named by its slug, the id as given, or one of its aliases."""
+    condition = None
+    for entity_type, entity_id in entities:
+        ids = {entity_id, slugify_entity_id(entity_id)}
+        alias = EntityAlias.objects.filter(entity_id=OuterRef("entity_id"), normalized=normalize_text(entity_id))
+        one = Q(entity__entity_type=entity_type) & (Q(entity__entity_id__in=ids) | Q(Exists(alias)))
+        condition = one if condition is None else condition | one
+    return condition
+
+
+def _postgres_rank(terms: QueryTerms):
+    """ts_rank of the facts against the query's words, any of them (OR), 'simple' config."""
+    if not terms.words:
+        return None
+    query = None
+    for word in terms.words:
+        one = SearchQuery(word, config="simple", search_type="plain")
+        query = one if query is None else query | one
+    vector = SearchVector("value", "field", "entity__entity_id", "entity__display_name", config="simple")
+    return SearchRank(vector, query)
+
+
+def recall_select(
+    *, tenant: Tenant, query: RecallQuery, may_see_sensitive: bool, now: datetime | None = None
+) -> RecallResult:
+    """The facts a caller may receive for ``query``, best first, and what was left out.
+
+    Default: the subject's `user` entity and `preference`-category facts; other entities
+    only when named or matched by `q`; thread-scoped facts only in their thread; sensitive
+    ones only when allowed and asked for; never an expired one. On PostgreSQL `q` is
+    ranked with ts_rank in the same query, plus the CJK-aware fallback of textmatch.
+    """
+    now = now or timezone.now()
+    statuses = [FactStatus.ACTIVE, FactStatus.EXPIRED] if query.explain else [FactStatus.ACTIVE]
+    rows = Fact.objects.filter(tenant=tenant, subject__user_id=query.user_id, status__in=statuses)
+    named = _named_entities(query.entities)
+    terms = query_terms(query.q)
+    rank = _postgres_rank(terms) if connection.vendor == "postgresql" else None
+    rows = rows.annotate(
+        named=ExpressionWrapper(named, output_field=BooleanField()) if named is not None else Value(False),
+        rank=rank if rank is not None else Value(0.0, output_field=FloatField()),
+    )
+
+    sensitive_allowed = query.include_sensitive and may_see_sensitive
+    fields = set(query.fields)
+    chosen, excluded = [], []
+    for row in rows.values_list(*_RECALL_COLUMNS, named=True):
+        relevance = 0.0
+        if terms:
+            haystack = " ".join((row.value, row.field, row.entity__entity_id, row.entity__display_name))
+            relevance = float(row.rank or 0.0) + fallback_score(haystack, terms)
+        if row.status == FactStatus.EXPIRED or (row.expires_at is not None and row.expires_at <= now):
+            reason = Exclusion.EXPIRED
+        elif row.sensitivity == Sensitivity.SENSITIVE and not sensitive_allowed:
+            reason = Exclusion.SENSITIVE
+        elif row.scope == MemoryScope.THREAD and row.thread_id != query.thread_id:
+            reason = Exclusion.OTHER_THREAD
+        elif fields and row.field not in fields:
+            reason = Exclusion.NOT_REQUESTED
+        elif (
+            row.entity__entity_type == RECALL_USER_ENTITY_TYPE
+            or row.category == Category.PREFERENCE
+            or row.named
+            or relevance > 0
+        ):
+            reason = None
+        else:
+            reason = Exclusion.NOT_REQUESTED
+        if reason is None:
+            chosen.append((relevance, row))
+        elif query.explain:
+            excluded.append({"id": row.id, "reason": reason})
+
+    chosen.sort(
+        key=lambda item: (
+            -item[0],
+            item[1].entity__entity_type != RECALL_USER_ENTITY_TYPE,
+            _RECALL_CATEGORY_ORDER.get(item[1].category, len(_RECALL_CATEGORY_ORDER)),
+            item[1].entity__entity_type,
+            item[1].entity__entity_id,
+            item[1].field,
+            -item[1].updated_at.timestamp(),
+            item[1].id,
+        )
+    )
+    if query.explain:
+        excluded.extend({"id": row.id, "reason": Exclusion.LIMIT} for _, row in chosen[query.limit :])
+        excluded.sort(key=lambda item: item["id"])
+    return RecallResult(facts=[_recalled_fact(row) for _, row in chosen[: query.limit]], excluded=excluded)
+
+
+def _recalled_fact(row) -> dict:
+    return {
+        "id": row.id,
+        "entity_type": row.entity__entity_type,
+        "entity_id": row.entity__entity_id,
+        "field": row.field,
+        "value": row.value,
+        "confidence": row.confidence,
+        "category": row.category,
+        "sensitivity": row.sensitivity,
+        "scope": row.scope,
+        "source": row.source,
+        "source_message_id": row.source_message_id,
+        "version": row.version,
+        "updated_at": row.updated_at.isoformat(),
+    }
+
+
+# Recall records, for auditors: newest first, keyset-paged on id.
+
+RECALL_RECORDS_PAGE_SIZE = 50
+RECALLS_OF_FACT_SQLITE_SCAN = 5000
+
+
+@dataclass
+class RecallRecordsPage:
+    records: list[RecallRecord]
+    next_before: int | None
+
+
+def recall_records_page(
+    *, tenant: Tenant, user_id: str = "", caller: str = "", before: int | None = None
+) -> RecallRecordsPage:
+    rows = RecallRecord.objects.filter(tenant=tenant).order_by("-id")
+    if user_id:
+        rows = rows.filter(user_id=user_id)
+    if caller:
+        rows = rows.filter(caller=caller)
+    if before:
+        rows = rows.filter(id__lt=before)
+    page = list(rows[: RECALL_RECORDS_PAGE_SIZE + 1])
+    more = len(page) > RECALL_RECORDS_PAGE_SIZE
+    page = page[:RECALL_RECORDS_PAGE_SIZE]
+    return RecallRecordsPage(page, page[-1].pk if more else None)
+
+
+@dataclass
+class RecalledVersion:
+    """One fact of a recall record, at the version the caller received."""
+
+    fact_id: int
+    version: int
+    fact: Fact | None
+    value: str | None
+
+    @property
+    def still_current(self) -> bool:
+        return self.fact is not None and self.fact.status == FactStatus.ACTIVE and self.fact.version == self.version
+
+
+def recall_record_facts(record: RecallRecord) -> list[RecalledVersion]:
+    """The value shown is the one of that version (from the fact's history); a fact
+    erased since has neither fact nor value, and is listed by id and version only."""
+    ids = {item["id"] for item in record.facts}
+    facts = Fact.objects.filter(tenant_id=record.tenant_id, pk__in=ids).select_related("entity").in_bulk()
+    versions = {
+        (v.fact_id, v.version): v.value
+        for v in FactVersion.objects.filter(fact_id__in=list(facts)).only("fact_id", "version", "value")
+        if any(item["id"] == v.fact_id and item["version"] == v.version for item in record.facts)
+    }
+    return [
+        RecalledVersion(item["id"], item["version"], facts.get(item["id"]), versions.get((item["id"], item["version"])))
+        for item in record.facts
+    ]
+
+
+def recalls_of_fact(fact: Fact, *, limit: int = 100) -> list[RecallRecord]:
+    """The latest recalls that returned ``fact``, newest first.
+
+    PostgreSQL tests JSON containment in the database; SQLite has no such lookup, so a
+    bounded number of the subject's latest records is scanned instead.
+    """
+    rows = RecallRecord.objects.filter(tenant_id=fact.tenant_id, user_id=fact.subject.user_id).order_by("-id")
+    if connection.vendor == "postgresql":
+        return list(rows.filter(facts__contains=[{"id": fact.pk}])[:limit])
+    found = []
+    for record in rows[:RECALLS_OF_FACT_SQLITE_SCAN].iterator():
+        if any(item.get("id") == fact.pk for item in record.facts):
+            found.append(record)
+            if len(found) == limit:
+                break
+    return found

@@ -4,6 +4,14 @@ from celery import shared_task
 from . import publication
 
 
-@shared_task(acks_late=True)
+@shared_task(
+    acks_late=True,
+    # The store or the database briefly unreachable: retry with backoff; if it never
+    # comes back, `manage.py publish --check` shows the drift and `--rebuild` repairs it.
+    autoretry_for=publication.TRANSIENT_STORE_ERRORS,
+    retry_backoff=2,
+    retry_backoff_max=120,
+    max_retries=8,
+)
 def project_subject(subject_id: int) -> None:
     publication.project_subject(subject_id)

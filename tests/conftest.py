@@ -123,3 +123,45 @@ def candidate(field="name", value="Alice", confidence=0.9, entity_type="user", e
         "confidence": confidence,
         **extra,
     }
+
+
+# --- Publication and recall -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _close_projection_store(django_db_setup):
+    """The LangGraph store keeps its own connections to the test database (any test
+    whose commit reaches the projection opens it): close them before the database is dropped."""
+    yield
+    from reviews.publication import close_store
+
+    close_store()
+
+
+REVIEWER_ACTOR = Actor("reviewer", "test")
+
+
+@pytest.fixture
+def publish(submit):
+    """publish(tenant, user_id, **candidate_fields) -> the published Fact.
+
+    Goes through the real pipeline; what the policy leaves pending is approved the way
+    people do it (a reviewer, or the subject for what waits on them).
+    """
+    from reviews.models import Candidate, CandidateStatus, Fact
+    from reviews.services.candidates import candidate_approve
+
+    def run(tenant, user_id, **fields):
+        fields.setdefault("confidence", 0.97)
+        result = submit(tenant, user_id, candidate(**fields))[0]
+        if result.fact_id is None:
+            pending = Candidate.objects.get(pk=result.candidate_id)
+            assert pending.status in (CandidateStatus.PENDING_REVIEW, CandidateStatus.PENDING_USER), pending
+            actor = Actor.subject(user_id) if pending.status == CandidateStatus.PENDING_USER else REVIEWER_ACTOR
+            pending = candidate_approve(
+                tenant=tenant, candidate_id=pending.pk, version=pending.version, actor=actor
+            )
+            return Fact.objects.get(pk=pending.fact_id)
+        return Fact.objects.get(pk=result.fact_id)
+
+    return run

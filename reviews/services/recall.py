@@ -1,0 +1,41 @@
+"""Recall: what an agent receives, and the record of having received it (SPEC §5)."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..actors import Actor
+from ..errors import Forbidden
+from ..models import RecallRecord, Scope, Tenant
+from ..secrets import mask_secrets
+from ..selectors import RecallQuery, RecallResult, recall_select
+
+
+def recall_perform(
+    *, tenant: Tenant, query: RecallQuery, actor: Actor, may_see_sensitive: bool
+) -> tuple[RecallRecord, RecallResult]:
+    """Select the facts a caller may receive and record which versions it received.
+
+    1. ``include_sensitive`` from a caller without ``recall:sensitive`` is refused
+       outright rather than silently ignored, so a misconfigured agent finds out.
+    2. Select under SPEC §5's policy (one query).
+    3. Write the recall record (one INSERT, the caller's query with credentials masked).
+
+    A recall changes no memory, so it writes no audit event: the recall record is its
+    trace, and an event per read would serialise every recall of a tenant on the audit
+    chain's head lock. Not wrapped in a transaction: its only write is one INSERT.
+    """
+    if query.include_sensitive and not may_see_sensitive:
+        raise Forbidden(
+            "Sensitive facts need an API key with the 'recall:sensitive' scope.",
+            details={"scope": Scope.RECALL_SENSITIVE},
+        )
+    result = recall_select(tenant=tenant, query=query, may_see_sensitive=may_see_sensitive)
+    recorded_query = replace(query, q=mask_secrets(query.q).text) if query.q else query
+    record = RecallRecord.objects.create(
+        tenant=tenant,
+        user_id=query.user_id,
+        caller=str(actor),
+        query=recorded_query.as_record(),
+        facts=[{"id": fact["id"], "version": fact["version"]} for fact in result.facts],
+    )
+    return record, result
