@@ -1,0 +1,448 @@
+"""Reads behind the subject's self-service pages: what they see, in their words.
+
+Every function takes the subject the portal session is bound to and queries through it,
+so nothing here can reach another subject's rows. Wording is plain language (SPEC §4):
+the page says "you said this on 8 Nov in a chat", not ``source=chat``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field as dataclass_field
+from datetime import datetime
+
+from django.db.models import Count, Max, Min, Q
+from django.utils.translation import gettext_lazy as _
+
+from .errors import NotFound
+from .models import (
+    Candidate,
+    CandidateStatus,
+    Category,
+    Entity,
+    Fact,
+    FactStatus,
+    FactVersion,
+    Kind,
+    MemoryScope,
+    Message,
+    Reason,
+    Sensitivity,
+    Source,
+    Subject,
+)
+from .policy import RELATION_PREFIX
+from .schema import TenantSchema
+from .services.erasure import parse_entity_ref
+from .services.portal import CONTESTED_FLAG
+
+# SPEC §2's categories, in the order a person reads about themselves.
+SECTIONS = [
+    (Category.IDENTITY, _("Identity"), _("Who you are: your name, your role, the language you use.")),
+    (Category.PREFERENCE, _("Preferences"), _("How you like things done.")),
+    (Category.CONSTRAINT, _("Constraints"), _("Where you are and what your work has to fit.")),
+    (Category.SCENARIO, _("Scenario records"), _("Things going on for you and your projects.")),
+    (Category.RELATION, _("Relations"), _("People, projects and organisations you are connected to.")),
+]
+
+FIELD_LABELS = {
+    ("user", "name"): _("Your name"),
+    ("user", "role"): _("Your role"),
+    ("user", "language"): _("Your language"),
+    ("user", "location"): _("Where you are"),
+    ("user", "preference"): _("Something you prefer"),
+    ("user", "health"): _("Your health"),
+    ("user", "legal_matter"): _("A legal matter"),
+    ("user", "finance"): _("Your finances"),
+    ("project", "name"): _("Name"),
+    ("project", "database"): _("Database"),
+    ("project", "status"): _("Status"),
+    ("project", "tech_stack"): _("Technology"),
+    ("organization", "name"): _("Name"),
+    ("organization", "industry"): _("Industry"),
+    ("preference", "answer_style"): _("How you like answers"),
+    ("preference", "code_style"): _("How you like code"),
+}
+ENTITY_TYPE_LABELS = {
+    "user": _("You"),
+    "project": _("Project"),
+    "organization": _("Organisation"),
+    "preference": _("Your preferences"),
+}
+# Counts on a receipt or a confirmation page, in the order they are listed.
+COUNT_LABELS = {
+    "facts": _("memories (facts)"),
+    "fact_versions": _("earlier versions of them"),
+    "candidates": _("suggestions and questions (candidates)"),
+    "messages": _("chat messages"),
+    "recall_records": _("records of what agents recalled"),
+    "store_items": _("copies in the agents' memory store"),
+    "audit_values": _("values in the audit log (the log keeps only fingerprints)"),
+}
+
+
+def field_label(entity_type: str, field: str):
+    if field.startswith(RELATION_PREFIX):
+        return field[len(RELATION_PREFIX) :].replace("_", " ")
+    return FIELD_LABELS.get((entity_type, field)) or field.replace("_", " ").capitalize()
+
+
+def entity_label(entity: Entity | None, entity_type: str = "", entity_id: str = ""):
+    entity_type = entity.entity_type if entity else entity_type
+    if entity_type == "user":
+        return ENTITY_TYPE_LABELS["user"]
+    name = (entity.display_name or entity.entity_id) if entity else entity_id
+    kind = ENTITY_TYPE_LABELS.get(entity_type) or entity_type.replace("_", " ").capitalize()
+    return f"{kind}: {name}"
+
+
+def decided_by(actor: str, user_id: str) -> str:
+    """Who made a decision, as the subject should read it: you, our team, automatic."""
+    if actor == f"subject:{user_id}":
+        return "you"
+    kind = (actor or "").split(":", 1)[0]
+    return {"reviewer": "team", "policy": "automatic"}.get(kind, "system")
+
+
+@dataclass
+class HistoryEntry:
+    version: int
+    value: str
+    source: str
+    by: str
+    at: datetime
+
+
+@dataclass
+class MemoryItem:
+    fact: Fact
+    entity_label: str
+    field_label: str
+    said_on: datetime | None
+    confirmed_by: str  # you | team | automatic | system
+    history: list[HistoryEntry] = dataclass_field(default_factory=list)
+
+    @property
+    def is_thread(self) -> bool:
+        return self.fact.scope == MemoryScope.THREAD
+
+    @property
+    def is_sensitive(self) -> bool:
+        return self.fact.sensitivity == Sensitivity.SENSITIVE
+
+    @property
+    def can_contest(self) -> bool:
+        return self.fact.approved_by.startswith("reviewer:")
+
+    @property
+    def source(self) -> str:
+        return self.fact.source
+
+
+@dataclass
+class Section:
+    category: str
+    heading: str
+    blurb: str
+    items: list[MemoryItem]
+
+
+def _message_dates(subject: Subject, message_ids) -> dict[str, datetime]:
+    ids = {m for m in message_ids if m}
+    if not ids:
+        return {}
+    return dict(Message.objects.filter(subject=subject, message_id__in=ids).values_list("message_id", "created_at"))
+
+
+def _memory_items(subject: Subject, facts: list[Fact], *, with_history: bool) -> list[MemoryItem]:
+    dates = _message_dates(subject, (f.source_message_id for f in facts))
+    history: dict[int, list[HistoryEntry]] = {}
+    if facts:
+        versions = FactVersion.objects.filter(fact__in=[f.pk for f in facts]).order_by("fact_id", "-version")
+        for v in versions:
+            history.setdefault(v.fact_id, []).append(
+                HistoryEntry(v.version, v.value, v.source, decided_by(v.actor, subject.user_id), v.created_at)
+            )
+    items = []
+    for fact in facts:
+        entries = history.get(fact.pk, [])
+        current = next((e for e in entries if e.version == fact.version), None)
+        said_on = dates.get(fact.source_message_id) or (current.at if current else fact.updated_at)
+        items.append(
+            MemoryItem(
+                fact=fact,
+                entity_label=entity_label(fact.entity),
+                field_label=field_label(fact.entity.entity_type, fact.field),
+                said_on=said_on,
+                confirmed_by=decided_by(fact.approved_by, subject.user_id),
+                history=entries if with_history else [],
+            )
+        )
+    return items
+
+
+def _active_facts(subject: Subject):
+    return Fact.objects.filter(subject=subject, status=FactStatus.ACTIVE).select_related("entity")
+
+
+def subject_memories(subject: Subject) -> list[Section]:
+    """Every published fact of the subject, grouped by SPEC §2 category, with history."""
+    facts = list(_active_facts(subject).order_by("entity__entity_type", "entity__entity_id", "field", "pk"))
+    items = _memory_items(subject, facts, with_history=True)
+    by_category: dict[str, list[MemoryItem]] = {}
+    for item in items:
+        by_category.setdefault(item.fact.category, []).append(item)
+    known = {category for category, _, _ in SECTIONS}
+    sections = [Section(c, h, b, by_category.get(c, [])) for c, h, b in SECTIONS]
+    # A category added to the schema later still shows up rather than vanishing.
+    for category in sorted(set(by_category) - known):
+        sections.append(Section(category, category.capitalize(), "", by_category[category]))
+    return sections
+
+
+def subject_fact(subject: Subject, fact_id: int) -> MemoryItem:
+    fact = _active_facts(subject).filter(pk=fact_id).first()
+    if fact is None:
+        raise NotFound("Fact not found.")
+    return _memory_items(subject, [fact], with_history=True)[0]
+
+
+# --- Waiting for you ------------------------------------------------------------------------
+
+QUESTIONS = {
+    Reason.NEEDS_CONFIRMATION: _("We are not sure we understood you. Is this right?"),
+    Reason.SENSITIVE_CONSENT: _("This is sensitive. May we remember it?"),
+    Reason.DEFERRED: _("Our team was not sure about this. Is it right?"),
+}
+PLAN_QUESTION = _("You mentioned this as a plan. Should we remember it as a fact?")
+INFERENCE_QUESTION = _("We guessed this from what you said. Is it true?")
+CONFLICT_QUESTION = _("This does not match what we remember. Which one is right?")
+DEFAULT_QUESTION = _("Should we remember this?")
+
+
+@dataclass
+class WaitingItem:
+    candidate: Candidate
+    question: str
+    entity_label: str
+    field_label: str
+    said_on: datetime | None
+    is_sensitive: bool = False
+    retention_days: int | None = None
+    current: Fact | None = None  # for a conflict: the value we remember now
+
+
+def _question_for(candidate: Candidate):
+    if candidate.has_conflict:
+        return CONFLICT_QUESTION
+    if candidate.reason == Reason.UNCONFIRMED_KIND:
+        return PLAN_QUESTION if candidate.kind == Kind.PLAN else INFERENCE_QUESTION
+    return QUESTIONS.get(candidate.reason, DEFAULT_QUESTION)
+
+
+def _waiting_item(candidate: Candidate, schema: TenantSchema, dates: dict, tenant) -> WaitingItem:
+    rule = schema.rule_for(candidate.entity_type, candidate.field)
+    sensitive = rule is not None and rule.sensitivity == Sensitivity.SENSITIVE
+    retention = None
+    if sensitive:
+        retention = rule.retention_days or tenant.sensitive_retention_days
+    return WaitingItem(
+        candidate=candidate,
+        question=_question_for(candidate),
+        entity_label=entity_label(candidate.entity, candidate.entity_type, candidate.entity_ref_id),
+        field_label=field_label(candidate.entity_type, candidate.field),
+        said_on=dates.get(candidate.source_message_id) or candidate.created_at,
+        is_sensitive=sensitive,
+        retention_days=retention,
+        current=candidate.conflict_fact if _is_conflict(candidate) else None,
+    )
+
+
+@dataclass
+class Waiting:
+    questions: list[WaitingItem]  # pending_user: theirs to confirm, correct or reject
+    conflicts: list[WaitingItem]  # pending_review conflicts about their own facts
+    in_review: list[WaitingItem]  # what they contested, now with our team
+
+    @property
+    def count(self) -> int:
+        return len(self.questions) + len(self.conflicts)
+
+
+def _open_candidates(subject: Subject):
+    return (
+        Candidate.objects.filter(subject=subject)
+        .select_related("entity", "conflict_fact", "conflict_fact__entity")
+        .order_by("created_at", "pk")
+    )
+
+
+def subject_waiting(subject: Subject) -> Waiting:
+    """The subject's open items: questions for them, their conflicts, their contests.
+
+    One subject has few open items, so they are read once and sorted here (JSON
+    containment on ``flags`` would not work on SQLite anyway).
+    """
+    rows = [
+        c
+        for c in _open_candidates(subject).filter(
+            status__in=(CandidateStatus.PENDING_USER, CandidateStatus.PENDING_REVIEW)
+        )
+        if c.status == CandidateStatus.PENDING_USER or _is_conflict(c) or _is_contest(c)
+    ]
+    schema = TenantSchema.load(subject.tenant)
+    dates = _message_dates(subject, (c.source_message_id for c in rows))
+    items = [_waiting_item(c, schema, dates, subject.tenant) for c in rows]
+    return Waiting(
+        questions=[i for i in items if i.candidate.status == CandidateStatus.PENDING_USER],
+        conflicts=[i for i in items if i.candidate.status == CandidateStatus.PENDING_REVIEW and _is_conflict(i.candidate)],
+        in_review=[i for i in items if i.candidate.status == CandidateStatus.PENDING_REVIEW and _is_contest(i.candidate)],
+    )
+
+
+def _is_conflict(candidate: Candidate) -> bool:
+    fact = candidate.conflict_fact
+    return candidate.has_conflict and fact is not None and fact.status == FactStatus.ACTIVE
+
+
+def _is_contest(candidate: Candidate) -> bool:
+    return CONTESTED_FLAG in (candidate.flags or [])
+
+
+def subject_waiting_item(subject: Subject, candidate_id: int) -> WaitingItem:
+    """One open item of the subject (for re-rendering a card after an action)."""
+    waiting = subject_waiting(subject)
+    for item in (*waiting.questions, *waiting.conflicts):
+        if item.candidate.pk == candidate_id:
+            return item
+    raise NotFound("Nothing waiting here.")
+
+
+# --- Deletion scopes ------------------------------------------------------------------------
+
+
+@dataclass
+class Conversation:
+    thread_id: str
+    messages: int
+    first_at: datetime | None
+    last_at: datetime | None
+    facts: int
+
+
+@dataclass
+class Scopes:
+    conversations: list[Conversation]
+    entities: list[tuple[str, str]]  # (entity ref "type:id", label)
+    fields: list[tuple[str, str]]  # (field, label)
+
+
+def subject_scopes(subject: Subject) -> Scopes:
+    """What the subject can delete by: their conversations, entities and fields."""
+    threads: dict[str, Conversation] = {}
+    for row in (
+        Message.objects.filter(subject=subject)
+        .values("thread_id")
+        .annotate(n=Count("pk"), first=Min("created_at"), last=Max("created_at"))
+        .order_by("-last")
+    ):
+        threads[row["thread_id"]] = Conversation(row["thread_id"], row["n"], row["first"], row["last"], 0)
+    active = _active_facts(subject)
+    message_threads = dict(
+        Message.objects.filter(subject=subject, message_id__in=active.values("source_message_id")).values_list(
+            "message_id", "thread_id"
+        )
+    )
+    entities: dict[str, str] = {}
+    fields: dict[str, str] = {}
+    for fact in active:
+        thread = fact.thread_id or message_threads.get(fact.source_message_id)
+        if thread:
+            threads.setdefault(thread, Conversation(thread, 0, None, None, 0)).facts += 1
+        entities.setdefault(fact.entity.ref, str(entity_label(fact.entity)))
+        fields.setdefault(fact.field, str(field_label(fact.entity.entity_type, fact.field)))
+    return Scopes(
+        conversations=list(threads.values()),
+        entities=sorted(entities.items(), key=lambda item: item[1]),
+        fields=sorted(fields.items(), key=lambda item: item[1]),
+    )
+
+
+def erasure_preview(
+    subject: Subject, *, thread_id: str | None = None, entity: str | None = None, field: str | None = None
+) -> dict[str, int]:
+    """About how much a deletion in this scope removes, for the confirmation page.
+
+    The same scopes as :func:`reviews.services.erasure.facts_delete`: a conversation is
+    its messages plus the facts and candidates scoped to it or drawn from its messages;
+    no filter is everything about the subject. The receipt afterwards has exact counts
+    (it also counts copies of the values found elsewhere).
+    """
+    facts = Fact.objects.filter(subject=subject)
+    candidates = Candidate.objects.filter(subject=subject)
+    messages = Message.objects.filter(subject=subject)
+    _require_scope_exists(subject, thread_id=thread_id, entity=entity, field=field)
+    if thread_id:
+        in_thread = list(messages.filter(thread_id=thread_id).values_list("message_id", flat=True))
+        facts = facts.filter(Q(thread_id=thread_id) | Q(source_message_id__in=in_thread))
+        candidates = candidates.filter(Q(thread_id=thread_id) | Q(source_message_id__in=in_thread))
+        messages = messages.filter(thread_id=thread_id)
+    if entity:
+        entity_type, entity_id = parse_entity_ref(entity)
+        facts = facts.filter(entity__entity_type=entity_type, entity__entity_id=entity_id)
+        candidates = candidates.filter(entity_type=entity_type, entity_ref_id=entity_id)
+    if field:
+        facts = facts.filter(field=field)
+        candidates = candidates.filter(field=field)
+    if thread_id or entity or field:
+        # Tombstones of earlier deletions hold nothing more to delete.
+        facts = facts.filter(Q(status=FactStatus.ACTIVE) | ~Q(value=""))
+    return {
+        "facts": facts.count(),
+        "fact_versions": FactVersion.objects.filter(fact__in=facts).count(),
+        "candidates": candidates.count(),
+        # Deleting by entity or field keeps the conversations themselves.
+        "messages": 0 if (entity or field) else messages.count(),
+    }
+
+
+def _require_scope_exists(subject: Subject, *, thread_id, entity, field) -> None:
+    """A conversation, entity or field the subject does not have is not found (404),
+    whoever else it may belong to."""
+    if thread_id and not (
+        Message.objects.filter(subject=subject, thread_id=thread_id).exists()
+        or Fact.objects.filter(subject=subject, thread_id=thread_id).exists()
+        or Candidate.objects.filter(subject=subject, thread_id=thread_id).exists()
+    ):
+        raise NotFound("No such conversation.")
+    if entity:
+        entity_type, entity_id = parse_entity_ref(entity)
+        if not Entity.objects.filter(subject=subject, entity_type=entity_type, entity_id=entity_id).exists():
+            raise NotFound("No such entity.")
+    if field and not (
+        Fact.objects.filter(subject=subject, field=field).exists()
+        or Candidate.objects.filter(subject=subject, field=field).exists()
+    ):
+        raise NotFound("No such field.")
+
+
+def describe_counts(counts: dict) -> list[tuple[str, str, int]]:
+    """(key, label, n) for a receipt or a preview: known counts in a stable order, then any other."""
+    known = [(key, str(label), int(counts.get(key) or 0)) for key, label in COUNT_LABELS.items() if key in counts]
+    other = [(key, key.replace("_", " "), int(n or 0)) for key, n in sorted(counts.items()) if key not in COUNT_LABELS]
+    return known + other
+
+
+__all__ = [
+    "SECTIONS",
+    "Scopes",
+    "Section",
+    "Waiting",
+    "describe_counts",
+    "entity_label",
+    "erasure_preview",
+    "field_label",
+    "subject_fact",
+    "subject_memories",
+    "subject_scopes",
+    "subject_waiting",
+    "subject_waiting_item",
+]

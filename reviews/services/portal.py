@@ -1,0 +1,456 @@
+"""The subject's self-service (SPEC §4 "my memories"): entry links, pause, export, contest.
+
+Everything else a subject does (confirm, correct, reject, settle, edit, delete, erase)
+goes through the same services the dashboard uses, with ``actor=Actor.subject(user_id)``
+and ``user_id=`` restricting every lookup to that one subject.
+
+Entry links: the host application asks for a link (``POST /api/v1/users/{id}/portal-link``
+or ``manage.py subject_link``); the token is a random nonce signed with a timestamp
+(:class:`~django.core.signing.TimestampSigner`), so a tampered or stale token is refused
+before the database is asked. Only a digest of the token is stored, and redemption
+claims the row with one compare-and-set update, so a link opens at most one session.
+"""
+from __future__ import annotations
+
+import hashlib
+import secrets as token_source
+from datetime import timedelta
+
+from django.conf import settings
+from django.core import signing
+from django.db import transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from .. import audit
+from ..actors import Actor
+from ..audit import EventDraft
+from ..errors import DomainError, Forbidden, InvalidInput, InvalidTransition, NotFound
+from ..models import (
+    Candidate,
+    CandidateStatus,
+    Entity,
+    Fact,
+    FactStatus,
+    FactVersion,
+    Message,
+    PortalLink,
+    Reason,
+    Subject,
+    Tenant,
+)
+from ..models.choices import OPEN_CANDIDATE_STATUSES
+from ..publication import schedule_projection
+from ..secrets import mask_secrets
+from .candidates import candidate_payload
+from .entities import subject_get_or_create
+from .facts import fact_payload, lock_subject
+
+LINK_SALT = "reviews.portal-link"
+MAX_TOKEN_LENGTH = 200
+MAX_USER_ID_LENGTH = 128
+MAX_NOTE_LENGTH = 1000
+CONTESTED_FLAG = "contested"
+EXPORT_FORMAT = "memory-portal.subject-export/1"
+
+
+class PortalLinkRefused(DomainError):
+    """A link that cannot open a session. ``why`` is ``invalid``, ``expired`` or ``used``."""
+
+    code = "link_refused"
+    STATUS = {"invalid": 400, "expired": 410, "used": 410}
+
+    def __init__(self, why: str):
+        super().__init__(f"This link cannot be used ({why}).", details={"why": why})
+        self.why = why
+        self.http_status = self.STATUS[why]
+
+
+def _signer() -> signing.TimestampSigner:
+    return signing.TimestampSigner(salt=LINK_SALT)
+
+
+def token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _clean_user_id(user_id: str) -> str:
+    user_id = (user_id or "").strip()
+    if not user_id or len(user_id) > MAX_USER_ID_LENGTH or "\x00" in user_id or "/" in user_id:
+        raise InvalidInput(
+            f"A user id is 1 to {MAX_USER_ID_LENGTH} characters, without slashes.", details={"user_id": "invalid"}
+        )
+    return user_id
+
+
+def _require_self(actor: Actor, user_id: str) -> None:
+    """A subject acts on their own memory only; staff and keys act for the tenant."""
+    if actor.kind == "subject" and actor.id != user_id:
+        raise Forbidden("A subject acts only on their own memory.")
+
+
+# --- Entry links ----------------------------------------------------------------------------
+
+
+@transaction.atomic
+def portal_link_create(*, tenant: Tenant, user_id: str, actor: Actor, base_url: str | None = None):
+    """Mint a signed, expiring, single-use link to the subject's page; returns (url, expires_at).
+
+    The subject row is created if the host application has not sent anything yet: a
+    person may look (and pause collection) before anything is remembered.
+    """
+    subject = subject_get_or_create(tenant=tenant, user_id=_clean_user_id(user_id))
+    now = timezone.now()
+    expires_at = now + timedelta(seconds=settings.MEMORY_PORTAL_LINK_MAX_AGE)
+    token = _signer().sign(token_source.token_urlsafe(32))
+    link = PortalLink.objects.create(
+        tenant=tenant,
+        subject=subject,
+        token_digest=token_digest(token),
+        created_by=str(actor),
+        created_at=now,
+        expires_at=expires_at,
+    )
+    audit.record(
+        tenant.pk,
+        EventDraft(
+            actor=str(actor),
+            action="portal_link.created",
+            object_type="portal_link",
+            object_id=link.pk,
+            subject_user_id=subject.user_id,
+            after={"expires_at": expires_at.isoformat()},
+        ),
+    )
+    base = (base_url or settings.MEMORY_PUBLIC_BASE_URL).rstrip("/")
+    return f"{base}{reverse('reviews:portal_enter', args=[token])}", expires_at
+
+
+def _link_for_token(token: str) -> PortalLink:
+    """The link a token names, refusing a tampered, expired or used one (no state change)."""
+    if not token or len(token) > MAX_TOKEN_LENGTH:
+        raise PortalLinkRefused("invalid")
+    signature_expired = False
+    try:
+        _signer().unsign(token, max_age=settings.MEMORY_PORTAL_LINK_MAX_AGE)
+    except signing.SignatureExpired:
+        signature_expired = True
+    except signing.BadSignature:
+        raise PortalLinkRefused("invalid") from None
+    link = (
+        PortalLink.objects.select_related("tenant", "subject").filter(token_digest=token_digest(token)).first()
+    )
+    if link is None:
+        raise PortalLinkRefused("invalid")
+    if link.used_at is not None:
+        raise PortalLinkRefused("used")
+    if signature_expired or link.expires_at <= timezone.now():
+        raise PortalLinkRefused("expired")
+    return link
+
+
+def portal_link_check(*, token: str) -> PortalLink:
+    """Validate a link without using it: opening the page must not spend the link
+    (mail scanners and chat previews fetch links before the person does)."""
+    return _link_for_token(token)
+
+
+def portal_link_redeem(*, token: str) -> PortalLink:
+    """Spend a link, once: returns it (with its subject) or raises :class:`PortalLinkRefused`.
+
+    1. Check signature, age and the stored row.
+    2. Claim the row with ``UPDATE … WHERE used_at IS NULL``: exactly one caller wins.
+    3. Audit the redemption, or the refusal of a known link (its own transaction, since
+       the refusal is raised).
+    """
+    try:
+        link = _link_for_token(token)
+    except PortalLinkRefused as refused:
+        if refused.why != "invalid":
+            _record_refusal(token, refused.why)
+        raise
+    now = timezone.now()
+    with transaction.atomic():
+        claimed = PortalLink.objects.filter(pk=link.pk, used_at__isnull=True, expires_at__gt=now).update(used_at=now)
+        if claimed:
+            link.used_at = now
+            audit.record(
+                link.tenant_id,
+                EventDraft(
+                    actor=str(Actor.subject(link.subject.user_id)),
+                    action="portal_link.redeemed",
+                    object_type="portal_link",
+                    object_id=link.pk,
+                    subject_user_id=link.subject.user_id,
+                ),
+            )
+            return link
+    _record_refusal(token, "used")
+    raise PortalLinkRefused("used")
+
+
+@transaction.atomic
+def _record_refusal(token: str, why: str) -> None:
+    link = PortalLink.objects.select_related("subject").filter(token_digest=token_digest(token)).first()
+    if link is None:
+        return
+    audit.record(
+        link.tenant_id,
+        EventDraft(
+            actor=str(Actor.subject(link.subject.user_id)),
+            action="portal_link.refused",
+            object_type="portal_link",
+            object_id=link.pk,
+            subject_user_id=link.subject.user_id,
+            reason_code=why,
+        ),
+    )
+
+
+# --- Collection pause -----------------------------------------------------------------------
+
+
+@transaction.atomic
+def subject_set_paused(*, tenant: Tenant, user_id: str, paused: bool, actor: Actor) -> Subject:
+    """Pause or resume memory collection; while paused, ingest stores nothing new (SPEC §4)."""
+    _require_self(actor, user_id)
+    subject = lock_subject(subject_get_or_create(tenant=tenant, user_id=_clean_user_id(user_id)).pk)
+    if subject.collection_paused == paused:
+        return subject
+    subject.collection_paused = paused
+    subject.save(update_fields=["collection_paused"])
+    audit.record(
+        tenant.pk,
+        EventDraft(
+            actor=str(actor),
+            action="subject.collection_paused" if paused else "subject.collection_resumed",
+            object_type="subject",
+            object_id=subject.pk,
+            subject_user_id=subject.user_id,
+            before={"collection_paused": not paused},
+            after={"collection_paused": paused},
+        ),
+    )
+    return subject
+
+
+# --- Contest --------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def fact_contest(*, tenant: Tenant, user_id: str, fact_id: int, actor: Actor, note: str = "") -> Candidate:
+    """Send a fact a reviewer approved back to review (SPEC §4).
+
+    1. The fact must be the subject's, active, and approved by a reviewer (anything else
+       the subject simply edits or deletes: their own word already wins).
+    2. Its value becomes a ``pending_review`` candidate flagged ``contested``, carrying
+       the fact's source and evidence and the subject's note.
+    3. The fact leaves publication while it is contested, without suppressing its value:
+       a reviewer's approval publishes it again, a rejection suppresses it for good.
+    """
+    _require_self(actor, user_id)
+    row = Fact.objects.filter(tenant=tenant, pk=fact_id, subject__user_id=user_id).only("subject_id").first()
+    if row is None:
+        raise NotFound("Fact not found.")
+    subject = lock_subject(row.subject_id)
+    fact = Fact.objects.select_for_update().select_related("entity").get(pk=row.pk)
+    if fact.status != FactStatus.ACTIVE:
+        raise NotFound("Fact not found.")
+    if not fact.approved_by.startswith("reviewer:"):
+        raise InvalidTransition(
+            "Only a fact a reviewer approved can be contested; edit or delete this one directly.",
+            details={"approved_by": fact.approved_by.split(":")[0]},
+        )
+    note = mask_secrets((note or "").strip()[:MAX_NOTE_LENGTH]).text
+    now = timezone.now()
+    candidate = Candidate.objects.create(
+        tenant=tenant,
+        subject=subject,
+        entity=fact.entity,
+        entity_type=fact.entity.entity_type,
+        entity_ref_id=fact.entity.entity_id,
+        field=fact.field,
+        value=fact.value,
+        confidence=fact.confidence,
+        kind=fact.kind,
+        scope=fact.scope,
+        thread_id=fact.thread_id,
+        source=fact.source,
+        source_message_id=fact.source_message_id,
+        evidence=fact.evidence,
+        status=CandidateStatus.PENDING_REVIEW,
+        reason=Reason.NEEDS_REVIEW,
+        note=note,
+        flags=[CONTESTED_FLAG],
+        conflict_fact=fact,
+    )
+    before = fact_payload(fact)
+    fact.status = FactStatus.DELETED
+    fact.updated_at = now
+    fact.save(update_fields=["status", "updated_at"])
+    audit.record_many(
+        tenant.pk,
+        [
+            EventDraft(
+                actor=str(actor),
+                action="fact.contested",
+                object_type="fact",
+                object_id=fact.pk,
+                subject_user_id=subject.user_id,
+                before=before,
+                after={"status": "withdrawn_for_review", "candidate_id": candidate.pk},
+                reason=note,
+            ),
+            EventDraft(
+                actor=str(actor),
+                action="candidate.submitted",
+                object_type="candidate",
+                object_id=candidate.pk,
+                subject_user_id=subject.user_id,
+                after={**candidate_payload(candidate), "flags": candidate.flags},
+                reason_code=Reason.NEEDS_REVIEW,
+            ),
+        ],
+    )
+    schedule_projection(subject.pk)
+    return candidate
+
+
+# --- Export ---------------------------------------------------------------------------------
+
+
+def _iso(value) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _actor_kind(actor: str) -> str:
+    """Who decided, without naming staff: ``subject``, ``reviewer``, ``policy``, ``api_key``…"""
+    return (actor or "").split(":", 1)[0]
+
+
+@transaction.atomic
+def subject_export(*, tenant: Tenant, user_id: str, actor: Actor) -> dict:
+    """Everything kept about one subject, as one JSON-serialisable document (SPEC §4).
+
+    Every fact (any status) with all its versions, every candidate (the open ones also
+    listed as ``pending_items``), every stored message, every entity and alias. Nothing of
+    another subject: every query is keyed by this subject's row. The export is audited.
+    """
+    _require_self(actor, user_id)
+    subject = Subject.objects.filter(tenant=tenant, user_id=user_id).first()
+    if subject is None:
+        raise NotFound("Nothing is kept about this user.")
+    entities = list(Entity.objects.filter(subject=subject).prefetch_related("aliases").order_by("pk"))
+    facts = list(Fact.objects.filter(subject=subject).select_related("entity").order_by("pk"))
+    versions: dict[int, list] = {}
+    for version in FactVersion.objects.filter(fact__subject=subject).order_by("fact_id", "version"):
+        versions.setdefault(version.fact_id, []).append(
+            {
+                "version": version.version,
+                "value": version.value,
+                "confidence": version.confidence,
+                "source": version.source,
+                "source_message_id": version.source_message_id,
+                "decided_by": _actor_kind(version.actor),
+                "reason": version.reason,
+                "created_at": _iso(version.created_at),
+            }
+        )
+    candidates = [
+        {
+            "id": c.pk,
+            "entity": f"{c.entity_type}:{c.entity_ref_id}",
+            "field": c.field,
+            "value": c.value,
+            "confidence": c.confidence,
+            "kind": c.kind,
+            "scope": c.scope,
+            "thread_id": c.thread_id,
+            "source": c.source,
+            "source_message_id": c.source_message_id,
+            "evidence": c.evidence,
+            "status": c.status,
+            "reason": c.reason,
+            "note": c.note,
+            "flags": c.flags,
+            "conflict": c.has_conflict,
+            "fact_id": c.fact_id,
+            "decided_by": _actor_kind(c.decided_by),
+            "decided_at": _iso(c.decided_at),
+            "created_at": _iso(c.created_at),
+        }
+        for c in Candidate.objects.filter(subject=subject).order_by("pk")
+    ]
+    messages = [
+        {
+            "message_id": m.message_id,
+            "thread_id": m.thread_id,
+            "role": m.role,
+            "content": m.content,
+            "created_at": _iso(m.created_at),
+        }
+        for m in Message.objects.filter(subject=subject).order_by("created_at", "pk")
+    ]
+    document = {
+        "format": EXPORT_FORMAT,
+        "exported_at": _iso(timezone.now()),
+        "tenant": tenant.slug,
+        "user_id": subject.user_id,
+        "collection_paused": subject.collection_paused,
+        "entities": [
+            {
+                "entity_type": e.entity_type,
+                "entity_id": e.entity_id,
+                "display_name": e.display_name,
+                "aliases": sorted(a.alias for a in e.aliases.all()),
+            }
+            for e in entities
+        ],
+        "facts": [
+            {
+                "id": f.pk,
+                "entity": f"{f.entity.entity_type}:{f.entity.entity_id}",
+                "field": f.field,
+                "value": f.value,
+                "category": f.category,
+                "sensitivity": f.sensitivity,
+                "cardinality": f.cardinality,
+                "kind": f.kind,
+                "scope": f.scope,
+                "thread_id": f.thread_id,
+                "source": f.source,
+                "source_message_id": f.source_message_id,
+                "evidence": f.evidence,
+                "confidence": f.confidence,
+                "status": f.status,
+                "version": f.version,
+                "expires_at": _iso(f.expires_at),
+                "created_at": _iso(f.created_at),
+                "updated_at": _iso(f.updated_at),
+                "provenance": [
+                    {key: entry.get(key) for key in ("source", "source_message_id", "at")} for entry in f.provenance
+                ],
+                "versions": versions.get(f.pk, []),
+            }
+            for f in facts
+        ],
+        "pending_items": [c for c in candidates if c["status"] in OPEN_CANDIDATE_STATUSES],
+        "candidates": candidates,
+        "messages": messages,
+    }
+    audit.record(
+        tenant.pk,
+        EventDraft(
+            actor=str(actor),
+            action="subject.exported",
+            object_type="subject",
+            object_id=subject.pk,
+            subject_user_id=subject.user_id,
+            after={
+                "facts": len(document["facts"]),
+                "candidates": len(candidates),
+                "messages": len(messages),
+            },
+        ),
+    )
+    return document

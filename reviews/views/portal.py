@@ -1,0 +1,497 @@
+"""The subject's self-service pages, "my memories" (SPEC §4).
+
+A redeemed link binds the browser session to one subject of one tenant
+(:func:`reviews.permissions.portal_subject`); every view reads the subject from there
+and passes ``user_id`` to the services, which refuse anything that is not that subject's
+(another subject's id is simply not found: 404). Views parse, call a service, render; on
+``request.htmx`` they answer with the named partial instead of the page.
+"""
+from __future__ import annotations
+
+from functools import wraps
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth import logout
+from django.http import Http404, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from ..actors import Actor
+from ..errors import DomainError, NotFound
+from ..permissions import PORTAL_SESSION_KEY, portal_binding, portal_subject
+from ..portal_selectors import (
+    describe_counts,
+    erasure_preview,
+    subject_fact,
+    subject_memories,
+    subject_scopes,
+    subject_waiting,
+    subject_waiting_item,
+)
+from ..services.candidates import Resolution, candidate_approve, candidate_reject, candidate_settle_conflict
+from ..services.erasure import fact_erase, facts_delete, subject_erase
+from ..services.facts import fact_edit
+from ..services.portal import (
+    PortalLinkRefused,
+    fact_contest,
+    portal_link_check,
+    portal_link_redeem,
+    subject_export,
+    subject_set_paused,
+)
+
+RECEIPT_SESSION_KEY = "portal_receipt"
+# A portal session outlives a closed tab for a while, but not a day on a shared device.
+PORTAL_SESSION_SECONDS = 2 * 3600
+KEEP_RETENTION, KEEP_UNTIL_DELETED = "retention", "forever"
+SCOPE_LABELS = {
+    "thread_id": gettext_lazy("Conversation"),
+    "entity": gettext_lazy("About"),
+    "field": gettext_lazy("Field"),
+    "fact_id": gettext_lazy("Memory"),
+    "user_id": gettext_lazy("Your id"),
+    "all": gettext_lazy("Everything"),
+}
+
+
+# --- Forms: parsing only --------------------------------------------------------------------
+
+
+class VersionForm(forms.Form):
+    version = forms.IntegerField(min_value=1)
+
+
+class ConfirmForm(VersionForm):
+    keep = forms.ChoiceField(choices=[(KEEP_RETENTION, KEEP_RETENTION), (KEEP_UNTIL_DELETED, KEEP_UNTIL_DELETED)],
+                             required=False)
+    value = forms.CharField(required=False, strip=True, max_length=5000)
+
+
+class CorrectForm(ConfirmForm):
+    value = forms.CharField(required=True, strip=True, max_length=5000)
+
+
+class SettleForm(VersionForm):
+    resolution = forms.ChoiceField(choices=[(r, r) for r in (Resolution.KEEP_OLD, Resolution.TAKE_NEW, Resolution.EDIT)])
+    value = forms.CharField(required=False, strip=True, max_length=5000)
+
+
+class FactEditForm(forms.Form):
+    value = forms.CharField(strip=True, max_length=5000)
+    version = forms.IntegerField(min_value=1, required=False)
+
+
+class NoteForm(forms.Form):
+    note = forms.CharField(required=False, strip=True, max_length=1000)
+
+
+class ScopeForm(forms.Form):
+    thread_id = forms.CharField(required=False, max_length=128)
+    entity = forms.CharField(required=False, max_length=200)
+    field = forms.CharField(required=False, max_length=80)
+
+    def clean(self):
+        data = super().clean()
+        if not any(data.get(name) for name in ("thread_id", "entity", "field")):
+            raise forms.ValidationError(gettext_lazy("Choose a conversation, a topic or a kind of memory."))
+        return data
+
+
+class PauseForm(forms.Form):
+    paused = forms.TypedChoiceField(choices=[("1", "1"), ("0", "0")], coerce=lambda v: v == "1")
+
+
+class ForgetForm(forms.Form):
+    confirm = forms.BooleanField(
+        required=True, error_messages={"required": gettext_lazy("Tick the box to confirm you want everything deleted.")}
+    )
+
+
+class InvalidForm(DomainError):
+    code = "invalid"
+    http_status = 400
+
+    def __init__(self, form: forms.Form):
+        errors = [str(e) for field_errors in form.errors.values() for e in field_errors]
+        super().__init__(" ".join(errors) or _("Please check the form."), details=form.errors.get_json_data())
+
+
+def _parse(form_class, data):
+    form = form_class(data)
+    if not form.is_valid():
+        raise InvalidForm(form)
+    return form.cleaned_data
+
+
+# --- The session binding --------------------------------------------------------------------
+
+
+def subject_required(view):
+    """Bind ``request.subject`` and ``request.portal_actor`` or answer the signed-out page.
+
+    Pages are never cached: they show personal data, often on a shared phone.
+    """
+
+    @wraps(view)
+    @never_cache
+    def wrapper(request, *args, **kwargs):
+        subject = portal_subject(request)
+        if subject is None:
+            return render(request, "portal/signed_out.html", {"expired": True}, status=403)
+        request.subject = subject
+        request.portal_actor = Actor.subject(subject.user_id)
+        try:
+            return view(request, *args, **kwargs)
+        except NotFound as exc:
+            raise Http404(exc.message) from None
+
+    return wrapper
+
+
+def _scope(request) -> dict:
+    """The keyword arguments that pin a service call to the session's subject."""
+    return {"tenant": request.subject.tenant, "user_id": request.subject.user_id, "actor": request.portal_actor}
+
+
+def _context(request, **extra) -> dict:
+    return {"subject": request.subject, "waiting_count": subject_waiting(request.subject).count, **extra}
+
+
+# --- Entry ----------------------------------------------------------------------------------
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+def enter(request, token: str):
+    """GET shows a button (previews and mail scanners must not spend the link); POST spends it."""
+    try:
+        if request.method == "GET":
+            portal_link_check(token=token)
+            response = render(request, "portal/enter.html", {"token": token})
+        else:
+            link = portal_link_redeem(token=token)
+            # A fresh session holding only this subject: whoever was signed in here is not anymore.
+            logout(request)
+            request.session[PORTAL_SESSION_KEY] = portal_binding(
+                tenant_id=link.tenant_id, subject_id=link.subject_id, user_id=link.subject.user_id
+            )
+            request.session.set_expiry(PORTAL_SESSION_SECONDS)
+            response = redirect("reviews:portal_home")
+    except PortalLinkRefused as refused:
+        response = render(request, "portal/link_refused.html", {"why": refused.why}, status=refused.http_status)
+    # The token is in the URL: keep it out of Referer headers and search engines.
+    response["Referrer-Policy"] = "no-referrer"
+    response["X-Robots-Tag"] = "noindex"
+    return response
+
+
+@require_POST
+@never_cache
+def sign_out(request):
+    request.session.flush()
+    return render(request, "portal/signed_out.html", {"expired": False})
+
+
+# --- My memories ----------------------------------------------------------------------------
+
+
+@require_GET
+@subject_required
+def home(request):
+    sections = subject_memories(request.subject)
+    total = sum(len(section.items) for section in sections)
+    return render(request, "portal/home.html", _context(request, sections=sections, total=total, tab="home"))
+
+
+def _fact_page(request, fact_id: int, *, error: DomainError | None = None, value: str | None = None, status=200):
+    item = subject_fact(request.subject, fact_id)
+    context = _context(request, item=item, error=error, value=item.fact.value if value is None else value, tab="home")
+    return render(request, "portal/fact.html", context, status=status)
+
+
+@require_GET
+@subject_required
+def fact_detail(request, fact_id: int):
+    return _fact_page(request, fact_id)
+
+
+@require_POST
+@subject_required
+def fact_correct(request, fact_id: int):
+    try:
+        data = _parse(FactEditForm, request.POST)
+        fact = fact_edit(
+            tenant=request.subject.tenant,
+            fact_id=fact_id,
+            value=data["value"],
+            actor=request.portal_actor,
+            expected_version=data["version"],
+            user_id=request.subject.user_id,
+        )
+    except NotFound:
+        raise
+    except DomainError as exc:
+        return _fact_page(request, fact_id, error=exc, value=request.POST.get("value", ""), status=exc.http_status)
+    messages.success(request, _("Saved. From now on we remember what you wrote."))
+    return redirect(f"{reverse('reviews:portal_home')}#fact-{fact.pk}")
+
+
+@require_POST
+@subject_required
+def fact_remove(request, fact_id: int):
+    receipt = fact_erase(
+        tenant=request.subject.tenant, fact_id=fact_id, actor=request.portal_actor, user_id=request.subject.user_id
+    )
+    return _show_receipt(request, receipt.as_dict())
+
+
+@require_POST
+@subject_required
+def fact_contest_view(request, fact_id: int):
+    try:
+        data = _parse(NoteForm, request.POST)
+        fact_contest(fact_id=fact_id, note=data["note"], **_scope(request))
+    except NotFound:
+        raise
+    except DomainError as exc:
+        return _fact_page(request, fact_id, error=exc, status=exc.http_status)
+    messages.success(request, _("Sent back to our team. We stop using it until they have looked again."))
+    return redirect("reviews:portal_waiting")
+
+
+# --- Waiting for you ------------------------------------------------------------------------
+
+
+def _waiting_page(request, *, error: DomainError | None = None, error_item: int | None = None, status=200):
+    context = _context(request, waiting=subject_waiting(request.subject), error=error, error_item=error_item,
+                       tab="waiting")
+    return render(request, "portal/waiting.html", context, status=status)
+
+
+@require_GET
+@subject_required
+def waiting(request):
+    return _waiting_page(request)
+
+
+def _item_done(request, candidate_id: int, message: str):
+    """htmx swaps the card for a one-line note; a plain form goes back to the list."""
+    if request.htmx:
+        return render(request, "portal/waiting.html#item_done", {"message": message, "candidate_id": candidate_id})
+    messages.success(request, message)
+    return redirect("reviews:portal_waiting")
+
+
+def _item_failed(request, candidate_id: int, exc: DomainError):
+    if request.htmx:
+        try:
+            item = subject_waiting_item(request.subject, candidate_id)
+        except NotFound:
+            return render(
+                request, "portal/waiting.html#item_done", {"message": exc.message, "candidate_id": candidate_id},
+                status=exc.http_status,
+            )
+        return render(request, "portal/waiting.html#item", {"item": item, "error": exc}, status=exc.http_status)
+    return _waiting_page(request, error=exc, error_item=candidate_id, status=exc.http_status)
+
+
+def _decide(request, candidate_id: int, action):
+    try:
+        message = action()
+    except NotFound:
+        raise
+    except DomainError as exc:
+        return _item_failed(request, candidate_id, exc)
+    return _item_done(request, candidate_id, message)
+
+
+@require_POST
+@subject_required
+def item_confirm(request, candidate_id: int):
+    def action():
+        data = _parse(ConfirmForm, request.POST)
+        candidate_approve(
+            tenant=request.subject.tenant,
+            candidate_id=candidate_id,
+            version=data["version"],
+            actor=request.portal_actor,
+            value=data["value"] or None,
+            keep=data["keep"] == KEEP_UNTIL_DELETED,
+            user_id=request.subject.user_id,
+        )
+        return _("Thank you: we will remember it.")
+
+    return _decide(request, candidate_id, action)
+
+
+@require_POST
+@subject_required
+def item_correct(request, candidate_id: int):
+    def action():
+        data = _parse(CorrectForm, request.POST)
+        candidate_approve(
+            tenant=request.subject.tenant,
+            candidate_id=candidate_id,
+            version=data["version"],
+            actor=request.portal_actor,
+            value=data["value"],
+            keep=data["keep"] == KEEP_UNTIL_DELETED,
+            user_id=request.subject.user_id,
+        )
+        return _("Thank you: we will remember it as you wrote it.")
+
+    return _decide(request, candidate_id, action)
+
+
+@require_POST
+@subject_required
+def item_reject(request, candidate_id: int):
+    def action():
+        data = _parse(VersionForm, request.POST)
+        candidate_reject(
+            tenant=request.subject.tenant,
+            candidate_id=candidate_id,
+            version=data["version"],
+            actor=request.portal_actor,
+            user_id=request.subject.user_id,
+        )
+        return _("Done: we will not remember it, and will not suggest it again.")
+
+    return _decide(request, candidate_id, action)
+
+
+@require_POST
+@subject_required
+def conflict_settle(request, candidate_id: int):
+    def action():
+        data = _parse(SettleForm, request.POST)
+        candidate_settle_conflict(
+            tenant=request.subject.tenant,
+            candidate_id=candidate_id,
+            version=data["version"],
+            resolution=data["resolution"],
+            actor=request.portal_actor,
+            value=data["value"] or None,
+            user_id=request.subject.user_id,
+        )
+        return _("Settled: we remember the value you chose.")
+
+    return _decide(request, candidate_id, action)
+
+
+# --- Controls -------------------------------------------------------------------------------
+
+
+@require_GET
+@subject_required
+def controls(request):
+    context = _context(request, scopes=subject_scopes(request.subject), tab="controls")
+    return render(request, "portal/controls.html", context)
+
+
+@require_POST
+@subject_required
+def pause(request):
+    try:
+        data = _parse(PauseForm, request.POST)
+    except DomainError as exc:
+        messages.error(request, exc.message)
+        return redirect("reviews:portal_controls")
+    subject = subject_set_paused(paused=data["paused"], **_scope(request))
+    if request.htmx:
+        return render(request, "portal/controls.html#pause", {"subject": subject})
+    if subject.collection_paused:
+        messages.success(request, _("Paused. We will not remember anything new until you resume."))
+    else:
+        messages.success(request, _("Resumed. We will learn from your chats again."))
+    return redirect("reviews:portal_controls")
+
+
+@require_GET
+@subject_required
+def export(request):
+    document = subject_export(**_scope(request))
+    response = JsonResponse(document, json_dumps_params={"ensure_ascii": False, "indent": 2})
+    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    response["Content-Disposition"] = f'attachment; filename="my-memories-{stamp}.json"'
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+@subject_required
+def delete_scope(request):
+    """GET: what a deletion by conversation, topic or field would remove; POST: do it."""
+    source = request.POST if request.method == "POST" else request.GET
+    try:
+        scope = _parse(ScopeForm, source)
+        scope = {name: scope[name] or None for name in ("thread_id", "entity", "field")}
+        counts = erasure_preview(request.subject, **scope)
+    except NotFound:
+        raise
+    except DomainError as exc:
+        messages.error(request, exc.message)
+        return redirect("reviews:portal_controls")
+    if request.method == "GET":
+        context = _context(request, counts=describe_counts(counts), scope=_describe_scope(scope), form_scope=scope,
+                           forget=False, tab="controls")
+        return render(request, "portal/erase_confirm.html", context)
+    receipt = facts_delete(**_scope(request), **scope)
+    return _show_receipt(request, receipt.as_dict())
+
+
+@require_http_methods(["GET", "POST"])
+@subject_required
+def forget(request):
+    """"Forget me": a confirmation naming what goes, then the erasure and its receipt."""
+    counts = erasure_preview(request.subject)
+    error = None
+    if request.method == "POST":
+        try:
+            _parse(ForgetForm, request.POST)
+        except DomainError as exc:
+            error = exc
+        else:
+            receipt = subject_erase(**_scope(request))
+            return _show_receipt(request, receipt.as_dict())
+    context = _context(request, counts=describe_counts(counts), forget=True, error=error, tab="controls")
+    return render(request, "portal/erase_confirm.html", context, status=400 if error else 200)
+
+
+def _describe_scope(scope: dict) -> list[tuple[str, str]]:
+    return [
+        (str(SCOPE_LABELS.get(key, key)), _("yes") if value is True else str(value))
+        for key, value in scope.items()
+        if value
+    ]
+
+
+def _show_receipt(request, receipt: dict):
+    """Keep the receipt in the session and redirect, so a reload does not delete twice."""
+    request.session[RECEIPT_SESSION_KEY] = receipt
+    return redirect("reviews:portal_receipt")
+
+
+@require_GET
+@subject_required
+def receipt(request):
+    data = request.session.get(RECEIPT_SESSION_KEY)
+    if not isinstance(data, dict):
+        return redirect("reviews:portal_controls")
+    context = _context(
+        request,
+        receipt=data,
+        at=parse_datetime(data.get("at") or ""),
+        counts=describe_counts(data.get("deleted") or {}),
+        redacted=[(key, label, n) for key, label, n in describe_counts(data.get("redacted") or {}) if n],
+        scope=_describe_scope(data.get("scope") or {}),
+        tab="controls",
+    )
+    return render(request, "portal/receipt.html", context)
+
