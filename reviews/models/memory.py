@@ -77,6 +77,10 @@ class Message(models.Model):
     extraction_attempts = models.PositiveIntegerField(default=0)
     extraction_error = models.TextField(blank=True)
     extracted_at = models.DateTimeField(null=True, blank=True)
+    # When a pending row is next due for an attempt (ingest time, then each retry's time).
+    # Empty: never handed to the broker (it was down), so the sweep sends it at once. Lets
+    # the sweep tell a row the broker lost from one that is waiting for its retry.
+    extraction_due_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "message_id"], name="message_unique_per_tenant")]
