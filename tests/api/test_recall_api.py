@@ -1,0 +1,174 @@
+"""GET /api/v1/recall: scopes, parameters, the error shape, records, isolation, queries."""
+import pytest
+
+from reviews.models import RecallRecord, Scope
+
+URL = "/api/v1/recall"
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def recall_client(tenant, make_client):
+    return make_client(tenant, [Scope.RECALL])
+
+
+@pytest.fixture
+def sensitive_client(tenant, make_client):
+    return make_client(tenant, [Scope.RECALL, Scope.RECALL_SENSITIVE])
+
+
+def assert_error(response, status, code):
+    assert response.status_code == status, response.content
+    payload = response.json()
+    assert set(payload) == {"error"} and payload["error"]["code"] == code
+    assert payload["error"]["message"] and isinstance(payload["error"]["details"], (dict, list))
+    return payload["error"]
+
+
+@pytest.fixture
+def memory(publish, tenant):
+    return {
+        "name": publish(tenant, "u1", field="name", value="Alice", source_message_id="m1"),
+        "tea": publish(tenant, "u1", field="preference", value="green tea"),
+        "db": publish(tenant, "u1", entity_type="project", entity_id="flask-migration", field="database", value="PostgreSQL"),
+        "health": publish(tenant, "u1", field="health", value="asthma"),
+        "thread": publish(tenant, "u1", field="preference", value="French", scope="thread", thread_id="t1"),
+    }
+
+
+def test_it_returns_the_default_facts_and_a_recall_id(recall_client, memory):
+    response = recall_client.get(URL, {"user_id": "u1"})
+
+    assert response.status_code == 200
+    body = response.json()
+    assert set(body) == {"recall_id", "user_id", "facts"}
+    assert body["user_id"] == "u1"
+    assert [f["id"] for f in body["facts"]] == [memory["name"].pk, memory["tea"].pk]
+    name = body["facts"][0]
+    assert name == {
+        "id": memory["name"].pk,
+        "entity_type": "user",
+        "entity_id": "u1",
+        "field": "name",
+        "value": "Alice",
+        "confidence": memory["name"].confidence,
+        "category": "identity",
+        "sensitivity": "normal",
+        "scope": "long_term",
+        "source": "chat",
+        "source_message_id": "m1",
+        "version": 1,
+        "updated_at": memory["name"].updated_at.isoformat(),
+    }
+    record = RecallRecord.objects.get(pk=body["recall_id"])
+    assert record.caller == f"api_key:{recall_client.key.prefix}"
+    assert record.facts == [{"id": memory["name"].pk, "version": 1}, {"id": memory["tea"].pk, "version": 1}]
+
+
+def test_repeatable_entity_and_field_params(recall_client, memory):
+    response = recall_client.get(URL + "?user_id=u1&entity=project:flask-migration&entity=user:u1&field=database&field=name")
+
+    assert {f["id"] for f in response.json()["facts"]} == {memory["db"].pk, memory["name"].pk}
+
+
+def test_explain_lists_what_was_left_out_without_values(recall_client, memory):
+    response = recall_client.get(URL, {"user_id": "u1", "explain": "true"})
+
+    excluded = response.json()["excluded"]
+    assert excluded == sorted(
+        [
+            {"id": memory["db"].pk, "reason": "not_requested"},
+            {"id": memory["health"].pk, "reason": "sensitive"},
+            {"id": memory["thread"].pk, "reason": "other_thread"},
+        ],
+        key=lambda item: item["id"],
+    )
+    assert "asthma" not in response.content.decode()
+
+
+def test_thread_and_q_params(recall_client, memory):
+    response = recall_client.get(URL, {"user_id": "u1", "thread_id": "t1", "q": "flask database"})
+
+    ids = [f["id"] for f in response.json()["facts"]]
+    assert ids[0] == memory["db"].pk and memory["thread"].pk in ids
+
+
+def test_sensitive_facts_with_the_scope_and_the_flag(sensitive_client, memory):
+    without = sensitive_client.get(URL, {"user_id": "u1"}).json()["facts"]
+    with_flag = sensitive_client.get(URL, {"user_id": "u1", "include_sensitive": "true"}).json()["facts"]
+
+    assert memory["health"].pk not in [f["id"] for f in without]
+    assert memory["health"].pk in [f["id"] for f in with_flag]
+
+
+def test_include_sensitive_without_the_scope_is_forbidden(recall_client, memory):
+    error = assert_error(recall_client.get(URL, {"user_id": "u1", "include_sensitive": "true"}), 403, "forbidden")
+    assert error["details"] == {"scope": "recall:sensitive"}
+    assert not RecallRecord.objects.exists()
+
+
+def test_it_requires_recall_scope(ingest_client, memory):
+    assert_error(ingest_client.get(URL, {"user_id": "u1"}), 403, "forbidden")
+
+
+def test_it_requires_a_key(client, memory):
+    assert_error(client.get(URL, {"user_id": "u1"}), 401, "unauthenticated")
+    assert_error(client.get(URL, {"user_id": "u1"}, HTTP_AUTHORIZATION="Bearer nope"), 401, "unauthenticated")
+
+
+@pytest.mark.parametrize(
+    "params,field",
+    [
+        ({}, "user_id"),
+        ({"user_id": ""}, "user_id"),
+        ({"user_id": "x" * 129}, "user_id"),
+        ({"user_id": "u1", "limit": "0"}, "limit"),
+        ({"user_id": "u1", "limit": "201"}, "limit"),
+        ({"user_id": "u1", "limit": "many"}, "limit"),
+        ({"user_id": "u1", "entity": "flask-migration"}, "entity"),
+        ({"user_id": "u1", "entity": ":x"}, "entity"),
+        ({"user_id": "u1", "include_sensitive": "maybe"}, "include_sensitive"),
+        ({"user_id": "u1", "explain": "2"}, "explain"),
+        ({"user_id": "u1", "q": "x" * 501}, "q"),
+        ({"user_id": "u1\x00"}, "user_id"),
+        ({"user_id": "u1", "entities": "project:x"}, "entities"),
+    ],
+)
+def test_bad_params_are_400_in_the_error_shape(recall_client, params, field):
+    error = assert_error(recall_client.get(URL, params), 400, "invalid")
+    assert field in error["details"]
+    assert not RecallRecord.objects.exists()
+
+
+def test_too_many_entities_is_400(recall_client):
+    query = "&".join(f"entity=project:p{i}" for i in range(21))
+    assert_error(recall_client.get(f"{URL}?user_id=u1&{query}"), 400, "invalid")
+
+
+def test_another_tenants_key_sees_nothing(outsider_client, memory):
+    response = outsider_client.get(URL, {"user_id": "u1", "q": "Alice", "explain": "true", "include_sensitive": "true"})
+
+    assert response.status_code == 200
+    assert response.json()["facts"] == [] and response.json()["excluded"] == []
+    assert RecallRecord.objects.get().tenant.slug == "tenant-2"
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"user_id": "u1"},
+        {"user_id": "u1", "q": "flask database 数据库", "explain": "true", "thread_id": "t1"},
+        {"user_id": "u1", "entity": ["project:flask-migration", "project:other"], "field": ["database", "name"]},
+    ],
+)
+@pytest.mark.parametrize("facts", [0, 40])
+def test_queries_per_recall_are_constant(recall_client, publish, tenant, django_assert_num_queries, params, facts):
+    """The key, the facts (one query, whatever the data or parameters), the record."""
+    for index in range(facts):
+        entity = {"entity_type": "project", "entity_id": f"p{index % 7}"} if index % 2 else {}
+        publish(tenant, "u1", field="preference" if not entity else "tech_stack", value=f"thing {index}", **entity)
+
+    with django_assert_num_queries(3):
+        response = recall_client.get(URL, params)
+
+    assert response.status_code == 200
