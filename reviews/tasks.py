@@ -2,6 +2,7 @@
 from celery import shared_task
 
 from . import publication
+from .services import audit_export, retention
 
 
 @shared_task(
@@ -15,3 +16,14 @@ from . import publication
 )
 def project_subject(subject_id: int) -> None:
     publication.project_subject(subject_id)
+
+
+@shared_task(acks_late=True)
+def expire_facts() -> None:
+    """The beat's retention sweep (SPEC §8): facts, idle threads, old messages."""
+    retention.retention_sweep()
+
+
+@shared_task(acks_late=True)
+def audit_export_run(export_id: int) -> None:
+    audit_export.audit_export_run(export_id=export_id)

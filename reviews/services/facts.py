@@ -344,26 +344,10 @@ def fact_edit(
 def fact_delete(
     *, tenant: Tenant, fact_id: int, actor: Actor, user_id: str | None = None, reason: str = ""
 ) -> Fact:
-    """Delete a published fact; its value is suppressed so extraction cannot bring it back."""
-    fact, subject = _get_fact_for_update(tenant=tenant, fact_id=fact_id, user_id=user_id)
-    before = fact_payload(fact)
-    suppress_value(subject=subject, entity_id=fact.entity_id, field=fact.field, value=fact.value)
-    fact.status = FactStatus.DELETED
-    fact.updated_at = timezone.now()
-    fact.save(update_fields=["status", "updated_at"])
-    audit.record(
-        tenant.pk,
-        EventDraft(
-            actor=str(actor),
-            action="fact.deleted",
-            object_type="fact",
-            object_id=fact.pk,
-            subject_user_id=subject.user_id,
-            before=before,
-            after=None,
-            reason=reason,
-        ),
-    )
-    schedule_projection(subject.pk)
-    return fact
+    """Delete a published fact and every copy of its value (see services.erasure.fact_erase,
+    which also returns the receipt); the value is suppressed so extraction cannot bring it
+    back. Returns the tombstone."""
+    from .erasure import fact_erase  # erasure builds on this module's helpers
 
+    fact_erase(tenant=tenant, fact_id=fact_id, actor=actor, user_id=user_id, reason=reason)
+    return Fact.objects.get(pk=fact_id)

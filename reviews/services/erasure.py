@@ -1,0 +1,517 @@
+"""Deletion and erasure (SPEC §4, §6, §7): no copy of a deleted value survives.
+
+A value lives in more places than its fact: the fact's versions, the candidates that
+proposed it, the quoted evidence of other candidates, the source messages, recall
+queries, the audit trail's readable payloads, the LangGraph Store projection and export
+files. Each deletion here reaches all of them and returns an :class:`ErasureReceipt`.
+
+Decisions (documented in the README):
+
+- Precise deletion (one fact, a thread, an entity, a field) keeps a *tombstone* per fact:
+  status ``deleted``, no value, no versions. The id stays valid for recall records and the
+  audit trail. Erasing a subject deletes the rows outright.
+- A deleted value is cut out of the free text that stays (message content, evidence,
+  notes, recall queries) as ``[deleted]``; deleting a thread deletes its messages.
+- Audit events are never touched: the readable payloads of events that carried a deleted
+  value are deleted, the digests stay, so ``verify_audit`` still passes.
+- Deleting one fact, an entity or a field suppresses the deleted values (a keyed digest,
+  SPEC §3 step 6): the subject said "not this", so extraction must not bring it back.
+  Deleting a thread or erasing the subject forgets without refusing: the subject can be
+  learned about afresh (pausing collection is how they stop that). Digests kept from
+  earlier refusals stay: they are keyed HMACs, not values.
+- The Subject row stays (it is the host's id and holds the pause flag); so do entity ids
+  (stable slugs, identifiers like the user id), while display names and aliases go.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from .. import audit
+from ..actors import Actor
+from ..audit import EventDraft
+from ..errors import InvalidInput, NotFound
+from ..models import (
+    AuditEvent,
+    AuditPayload,
+    Candidate,
+    Entity,
+    EntityAlias,
+    Fact,
+    FactStatus,
+    FactVersion,
+    MemoryScope,
+    Message,
+    Reason,
+    RecallRecord,
+    Sensitivity,
+    Subject,
+    SuppressedValue,
+    Tenant,
+)
+from ..normalize import normalize_text, value_digest
+from ..publication import schedule_projection
+from .audit_export import audit_exports_purge
+from .entities import SELF_ALIASES, USER_ENTITY_TYPE
+from .facts import _get_fact_for_update, lock_subject, suppress_value
+
+REDACTED = "[deleted]"
+DELETED_KEYS = (
+    "facts",
+    "fact_versions",
+    "candidates",
+    "messages",
+    "recall_records",
+    "store_items",
+    "audit_values",
+    "export_files",
+)
+# Events that are receipts: they hold counts and identifiers, never values, and outlive
+# a later erasure of the same subject.
+RECEIPT_ACTIONS = ("memory.deleted", "subject.erased", "memory.expired")
+
+
+@dataclass
+class ErasureReceipt:
+    """What one deletion removed, where, and when (SPEC §4)."""
+
+    scope: dict
+    deleted: dict = field(default_factory=lambda: dict.fromkeys(DELETED_KEYS, 0))
+    # Rows that stay with the deleted values cut out of their text.
+    redacted: dict = field(default_factory=lambda: {"messages": 0, "candidates": 0, "facts": 0, "recall_records": 0})
+    at: datetime = field(default_factory=timezone.now)
+
+    def count(self, key: str, n: int) -> None:
+        self.deleted[key] += n
+
+    def as_dict(self) -> dict:
+        return {"deleted": dict(self.deleted), "redacted": dict(self.redacted), "scope": dict(self.scope), "at": self.at.isoformat()}
+
+
+# --- Finding and cutting out values -----------------------------------------------------
+
+
+def value_pattern(values) -> re.Pattern | None:
+    """A case-insensitive pattern for every value; Latin words match whole, CJK anywhere."""
+    parts = []
+    for value in sorted({v.strip() for v in values if v and v.strip()}, key=len, reverse=True):
+        part = re.escape(value)
+        if value[0].isascii() and value[0].isalnum():
+            part = r"(?<![A-Za-z0-9])" + part
+        if value[-1].isascii() and value[-1].isalnum():
+            part += r"(?![A-Za-z0-9])"
+        parts.append(part)
+    return re.compile("|".join(parts), re.IGNORECASE) if parts else None
+
+
+def _cut(pattern: re.Pattern, text: str) -> str:
+    return pattern.sub(REDACTED, text) if text else text
+
+
+def _cut_json(pattern: re.Pattern, data):
+    if isinstance(data, str):
+        return _cut(pattern, data)
+    if isinstance(data, list):
+        return [_cut_json(pattern, item) for item in data]
+    if isinstance(data, dict):
+        return {key: _cut_json(pattern, item) for key, item in data.items()}
+    return data
+
+
+def _mentions(pattern: re.Pattern, *parts) -> bool:
+    return any(
+        part is not None and pattern.search(part if isinstance(part, str) else json.dumps(part, ensure_ascii=False))
+        for part in parts
+    )
+
+
+def _redact_rows(queryset, fields: list[str], pattern: re.Pattern) -> int:
+    """Cut the values out of these text columns; returns how many rows changed."""
+    changed = 0
+    for row in queryset.only("pk", *fields).iterator(chunk_size=500):
+        updates = {name: _cut(pattern, getattr(row, name)) for name in fields}
+        if any(updates[name] != getattr(row, name) for name in fields):
+            type(row).objects.filter(pk=row.pk).update(**updates)
+            changed += 1
+    return changed
+
+
+def _redact_recall_records(*, subject: Subject, pattern: re.Pattern) -> int:
+    changed = 0
+    for record in RecallRecord.objects.filter(tenant_id=subject.tenant_id, user_id=subject.user_id).iterator():
+        query = _cut_json(pattern, record.query)
+        if query != record.query:
+            RecallRecord.objects.filter(pk=record.pk).update(query=query)
+            changed += 1
+    return changed
+
+
+def _purge_audit_values(*, subject: Subject, objects: Q, pattern: re.Pattern | None) -> list[int]:
+    """Delete the readable payloads of events about deleted objects or carrying a deleted
+    value. The events (and their digests) stay. Returns the events' ids."""
+    payloads = AuditPayload.objects.filter(tenant_id=subject.tenant_id)
+    event_ids = set(
+        payloads.filter(event_id__in=audit_event_ids(tenant_id=subject.tenant_id, objects=objects)).values_list(
+            "event_id", flat=True
+        )
+    )
+    if pattern is not None:
+        for payload in payloads.filter(subject_user_id=subject.user_id).exclude(event_id__in=event_ids).iterator():
+            if _mentions(pattern, payload.before, payload.after, payload.reason):
+                event_ids.add(payload.event_id)
+    AuditPayload.objects.filter(tenant_id=subject.tenant_id, event_id__in=event_ids).delete()
+    return sorted(event_ids)
+
+
+def audit_event_ids(*, tenant_id: int, objects: Q):
+    return AuditEvent.objects.filter(objects, tenant_id=tenant_id).values("pk")
+
+
+def purge_object_values(*, tenant_id: int, object_type: str, object_ids) -> int:
+    """Delete the readable payloads of events about these objects (and export files that
+    carried them), e.g. expired messages; returns how many payloads went."""
+    event_ids = list(
+        AuditPayload.objects.filter(
+            tenant_id=tenant_id, event_id__in=audit_event_ids(tenant_id=tenant_id, objects=_objects(object_type, object_ids))
+        ).values_list("event_id", flat=True)
+    )
+    if not event_ids:
+        return 0
+    AuditPayload.objects.filter(tenant_id=tenant_id, event_id__in=event_ids).delete()
+    audit_exports_purge(tenant_id=tenant_id, erased=Q(pk__in=event_ids))
+    return len(event_ids)
+
+
+def _objects(object_type: str, ids) -> Q:
+    ids = [str(pk) for pk in ids]
+    return Q(object_type=object_type, object_id__in=ids) if ids else Q(pk__in=[])
+
+
+def _projection_keys(facts) -> int:
+    """How many store items a set of facts fed (one per entity; SPEC §5 layout)."""
+    return len(
+        {
+            fact.entity_id
+            for fact in facts
+            if fact.status == FactStatus.ACTIVE
+            and fact.scope == MemoryScope.LONG_TERM
+            and fact.sensitivity != Sensitivity.SENSITIVE
+        }
+    )
+
+
+# --- Forgetting a set of facts (precise deletion and expiry) -------------------------------
+
+
+def forget_facts(
+    *,
+    subject: Subject,
+    facts: list[Fact],
+    status: str,
+    candidates: Q,
+    receipt: ErasureReceipt,
+    delete_candidates: bool,
+    extra_values=(),
+    objects: Q | None = None,
+) -> list[int]:
+    """Turn ``facts`` into tombstones and remove every copy of their values.
+
+    1. Collect the values: each fact's and each earlier version's (and ``extra_values``).
+    2. Tombstone the facts (``status``, no value, no evidence) and delete their versions.
+    3. The candidates matched by ``candidates`` or holding one of the values in the same
+       slot: deleted, or (``delete_candidates=False``, expiry) kept with the value blanked
+       so quality figures still count them.
+    4. Cut the values out of the subject's remaining text; delete the readable audit
+       payloads that carried them or were about the deleted objects (and ``objects``);
+       retire export files holding those rows.
+    Returns the ids of the events whose payloads went.
+    """
+    # A tombstone that already lost its value (an earlier deletion or expiry) stays as it is.
+    facts = [fact for fact in facts if fact.status == FactStatus.ACTIVE or fact.value]
+    fact_ids = [fact.pk for fact in facts]
+    versions = FactVersion.objects.filter(fact_id__in=fact_ids)
+    values = {fact.value for fact in facts} | set(versions.values_list("value", flat=True)) | set(extra_values)
+    values.discard("")
+    receipt.count("fact_versions", versions.delete()[0])
+    receipt.count("store_items", _projection_keys(facts))
+    receipt.count("facts", len(facts))
+    Fact.objects.filter(pk__in=fact_ids).update(
+        status=status, value="", evidence="", updated_at=receipt.at
+    )
+
+    digests = {value_digest(v) for v in values}
+    slots = {(fact.entity_id, fact.field, fact.thread_id) for fact in facts}
+    held = Q(fact_id__in=fact_ids)
+    for entity_id, field_name, thread_id in slots:
+        slot = Candidate.objects.filter(subject=subject, entity_id=entity_id, field=field_name, thread_id=thread_id)
+        same_value = [pk for pk, value in slot.values_list("pk", "value") if value and value_digest(value) in digests]
+        held |= Q(pk__in=same_value)
+    doomed = Candidate.objects.filter(Q(subject=subject) & (held | candidates))
+    candidate_ids = list(doomed.values_list("pk", flat=True))
+    if delete_candidates:
+        FactVersion.objects.filter(candidate_id__in=candidate_ids).update(candidate=None)
+        receipt.count("candidates", Candidate.objects.filter(pk__in=candidate_ids).delete()[0])
+    else:
+        receipt.redacted["candidates"] += Candidate.objects.filter(pk__in=candidate_ids).update(
+            value="", evidence="", note=""
+        )
+
+    pattern = value_pattern(values)
+    if pattern is not None:
+        redact_subject_text(subject=subject, pattern=pattern, receipt=receipt)
+    about = _objects("fact", fact_ids) | _objects("candidate", candidate_ids)
+    erased = _purge_audit_values(subject=subject, objects=about | objects if objects else about, pattern=pattern)
+    receipt.count("audit_values", len(erased))
+    receipt.count("export_files", audit_exports_purge(tenant_id=subject.tenant_id, erased=Q(pk__in=erased)))
+    return erased
+
+
+def redact_subject_text(*, subject: Subject, pattern: re.Pattern, receipt: ErasureReceipt) -> None:
+    receipt.redacted["messages"] += _redact_rows(Message.objects.filter(subject=subject), ["content"], pattern)
+    receipt.redacted["candidates"] += _redact_rows(
+        Candidate.objects.filter(subject=subject), ["value", "evidence", "note"], pattern
+    )
+    receipt.redacted["facts"] += _redact_rows(Fact.objects.filter(subject=subject), ["evidence"], pattern)
+    _redact_rows(FactVersion.objects.filter(fact__subject=subject), ["reason"], pattern)
+    receipt.redacted["recall_records"] += _redact_recall_records(subject=subject, pattern=pattern)
+
+
+def fact_retired_event(
+    *, fact: Fact, subject: Subject, actor: Actor, action: str, reason: str = "", reason_code: str = ""
+) -> EventDraft:
+    return EventDraft(
+        actor=str(actor),
+        action=action,
+        object_type="fact",
+        object_id=fact.pk,
+        subject_user_id=subject.user_id,
+        # No value: the event outlives the deletion and its payload must hold nothing erased.
+        before={
+            "entity": f"{fact.entity.entity_type}:{fact.entity.entity_id}",
+            "field": fact.field,
+            "version": fact.version,
+            "scope": fact.scope,
+            "thread_id": fact.thread_id,
+            "expires_at": fact.expires_at.isoformat() if fact.expires_at else None,
+        },
+        reason=reason,
+        reason_code=reason_code,
+    )
+
+
+def receipt_event(*, action: str, subject: Subject, actor: Actor, receipt: ErasureReceipt, reason_code=Reason.ERASED) -> EventDraft:
+    return EventDraft(
+        actor=str(actor),
+        action=action,
+        object_type="subject",
+        object_id=subject.pk,
+        subject_user_id=subject.user_id,
+        after=receipt.as_dict(),
+        reason_code=reason_code,
+    )
+
+
+def _subject_or_404(*, tenant: Tenant, user_id: str) -> Subject:
+    subject = Subject.objects.filter(tenant=tenant, user_id=user_id).only("pk").first()
+    if subject is None:
+        raise NotFound("No memory for this user.")
+    return lock_subject(subject.pk)
+
+
+def _suppress(subject: Subject, facts: list[Fact]) -> None:
+    for fact in facts:
+        if fact.value:
+            suppress_value(subject=subject, entity_id=fact.entity_id, field=fact.field, value=fact.value)
+
+
+# --- Precise deletion ----------------------------------------------------------------------
+
+
+def parse_entity_ref(entity: str) -> tuple[str, str]:
+    entity_type, sep, entity_id = (entity or "").partition(":")
+    if not sep or not entity_type or not entity_id:
+        raise InvalidInput("An entity is written type:id, e.g. project:flask-migration.", details={"entity": entity})
+    return normalize_text(entity_type), entity_id.strip()
+
+
+@transaction.atomic
+def fact_erase(
+    *, tenant: Tenant, fact_id: int, actor: Actor, user_id: str | None = None, reason: str = ""
+) -> ErasureReceipt:
+    """Delete one published fact and every copy of its value; suppress the value.
+
+    ``user_id`` restricts the lookup to one subject (the API and the self-service page).
+    """
+    fact, subject = _get_fact_for_update(tenant=tenant, fact_id=fact_id, user_id=user_id)
+    receipt = ErasureReceipt(scope={"user_id": subject.user_id, "fact_id": fact.pk})
+    events = [fact_retired_event(fact=fact, subject=subject, actor=actor, action="fact.deleted", reason=reason)]
+    _suppress(subject, [fact])
+    forget_facts(
+        subject=subject,
+        facts=[fact],
+        status=FactStatus.DELETED,
+        candidates=Q(pk__in=[]),
+        receipt=receipt,
+        delete_candidates=True,
+    )
+    events.append(receipt_event(action="memory.deleted", subject=subject, actor=actor, receipt=receipt))
+    audit.record_many(tenant.pk, events)
+    schedule_projection(subject.pk)
+    return receipt
+
+
+@transaction.atomic
+def facts_delete(
+    *,
+    tenant: Tenant,
+    user_id: str,
+    actor: Actor,
+    thread_id: str | None = None,
+    entity: str | None = None,
+    field: str | None = None,
+) -> ErasureReceipt:
+    """Delete a subject's memory by thread, entity and/or field (they combine); with no
+    filter at all, erase the subject (:func:`subject_erase`).
+
+    1. Lock the subject; resolve the entity (``type:id``); 404 for what is not there.
+    2. Select the facts in scope (every status: old tombstones may still hold a value)
+       and the candidates in scope. A thread's scope is its thread-scoped facts and
+       candidates plus what its messages were the source of.
+    3. Forget them (:func:`forget_facts`); a thread alone also deletes its messages.
+    4. Suppress the values unless the scope is a thread; audit one event per fact and
+       the receipt; re-project the subject.
+    """
+    if not (thread_id or entity or field):
+        return subject_erase(tenant=tenant, user_id=user_id, actor=actor)
+    subject = _subject_or_404(tenant=tenant, user_id=user_id)
+    scope = {"user_id": user_id, "thread_id": thread_id or None, "entity": entity or None, "field": field or None}
+    receipt = ErasureReceipt(scope=scope)
+    fact_scope, candidate_scope = Q(subject=subject), Q(subject=subject)
+    if entity:
+        entity_type, entity_ref = parse_entity_ref(entity)
+        target = Entity.objects.filter(subject=subject, entity_type=entity_type, entity_id=entity_ref).first()
+        if target is None:
+            raise NotFound("No such entity in this user's memory.", details={"entity": entity})
+        fact_scope &= Q(entity=target)
+        candidate_scope &= Q(entity=target) | Q(entity_type=entity_type, entity_ref_id=entity_ref)
+    if field:
+        fact_scope &= Q(field=field)
+        candidate_scope &= Q(field=field)
+    thread_messages = None
+    if thread_id:
+        thread_messages = Message.objects.filter(subject=subject, thread_id=thread_id)
+        message_ids = list(thread_messages.values_list("message_id", flat=True))
+        fact_scope &= Q(thread_id=thread_id) | Q(source_message_id__in=message_ids)
+        candidate_scope &= Q(thread_id=thread_id) | Q(source_message_id__in=message_ids)
+    facts = list(Fact.objects.select_for_update().filter(fact_scope).select_related("entity").order_by("pk"))
+    events = [
+        fact_retired_event(fact=fact, subject=subject, actor=actor, action="fact.deleted")
+        for fact in facts
+        if fact.status == FactStatus.ACTIVE
+    ]
+    if not thread_id:
+        _suppress(subject, [fact for fact in facts if fact.status == FactStatus.ACTIVE])
+    extra_values = []
+    if thread_id:
+        # Earlier versions a thread's messages were the source of go with the thread.
+        from_thread = FactVersion.objects.filter(fact__subject=subject, source_message_id__in=message_ids).exclude(
+            fact__in=facts
+        )
+        extra_values = list(from_thread.values_list("value", flat=True))
+        receipt.count("fact_versions", from_thread.delete()[0])
+    message_events = None
+    if thread_messages is not None and not (entity or field):
+        message_events = _objects("message", [*thread_messages.values_list("pk", flat=True), *message_ids])
+        receipt.count("messages", thread_messages.delete()[0])
+    if entity and not (thread_id or field):
+        extra_values += _entity_names(target)
+    forget_facts(
+        subject=subject,
+        facts=facts,
+        status=FactStatus.DELETED,
+        candidates=candidate_scope,
+        receipt=receipt,
+        delete_candidates=True,
+        extra_values=extra_values,
+        objects=message_events,
+    )
+    if entity and not (thread_id or field):
+        _forget_entity_names(target)
+    events.append(receipt_event(action="memory.deleted", subject=subject, actor=actor, receipt=receipt))
+    audit.record_many(tenant.pk, events)
+    schedule_projection(subject.pk)
+    return receipt
+
+
+def _kept_names(entity: Entity) -> set[str]:
+    keep = {normalize_text(entity.entity_id)}
+    if entity.entity_type == USER_ENTITY_TYPE:
+        keep |= {normalize_text(alias) for alias in SELF_ALIASES}
+    return keep
+
+
+def _entity_names(entity: Entity) -> list[str]:
+    """The names the subject gave an entity (its id and 我 / I / me excepted)."""
+    keep = _kept_names(entity)
+    names = [entity.display_name, *entity.aliases.values_list("alias", flat=True)]
+    return [name for name in names if name and normalize_text(name) not in keep]
+
+
+def _forget_entity_names(entity: Entity) -> None:
+    """An entity's display name and aliases are the subject's words: they go; its id stays."""
+    EntityAlias.objects.filter(entity=entity).exclude(normalized__in=_kept_names(entity)).delete()
+    Entity.objects.filter(pk=entity.pk).update(display_name="")
+
+
+# --- Erasing a subject ---------------------------------------------------------------------
+
+
+@transaction.atomic
+def subject_erase(*, tenant: Tenant, user_id: str, actor: Actor) -> ErasureReceipt:
+    """Forget everything about one subject ("forget me"), keeping only what SPEC §6 needs.
+
+    1. Lock the subject (404 if the tenant never saw them).
+    2. Delete fact versions, candidates, facts and messages.
+    3. Entities: delete those no refusal (suppressed digest) hangs on; the rest lose
+       their display names and aliases.
+    4. Recall records keep which fact ids went where, lose the query text.
+    5. Delete the readable audit payloads of the subject's events (digests stay; earlier
+       receipts stay); retire export files holding the subject's rows.
+    6. Audit the receipt; re-project the subject (the projection deletes every key).
+    """
+    subject = _subject_or_404(tenant=tenant, user_id=user_id)
+    receipt = ErasureReceipt(scope={"user_id": user_id, "all": True})
+    facts = list(Fact.objects.filter(subject=subject).only("pk", "entity_id", "status", "scope", "sensitivity"))
+    receipt.count("store_items", _projection_keys(facts))
+    receipt.count("fact_versions", FactVersion.objects.filter(fact__subject=subject).delete()[0])
+    receipt.count("candidates", Candidate.objects.filter(subject=subject).delete()[0])
+    receipt.count("facts", Fact.objects.filter(subject=subject).delete()[0])
+    receipt.count("messages", Message.objects.filter(subject=subject).delete()[0])
+
+    refused = set(SuppressedValue.objects.filter(subject=subject).values_list("entity_id", flat=True))
+    Entity.objects.filter(subject=subject).exclude(pk__in=refused).delete()
+    for entity in Entity.objects.filter(subject=subject):
+        _forget_entity_names(entity)
+
+    for record in RecallRecord.objects.filter(tenant=tenant, user_id=user_id).iterator():
+        query = {key: ("" if key == "q" else value) for key, value in (record.query or {}).items()}
+        RecallRecord.objects.filter(pk=record.pk).update(query=query)
+        receipt.count("recall_records", 1)
+
+    payloads = AuditPayload.objects.filter(tenant_id=tenant.pk, subject_user_id=user_id).exclude(
+        event__action__in=RECEIPT_ACTIONS
+    )
+    receipt.count("audit_values", payloads.delete()[0])
+    receipt.count(
+        "export_files",
+        audit_exports_purge(tenant_id=tenant.pk, erased=Q(subject_user_id=user_id) & ~Q(action__in=RECEIPT_ACTIONS)),
+    )
+    audit.record(tenant.pk, receipt_event(action="subject.erased", subject=subject, actor=actor, receipt=receipt))
+    schedule_projection(subject.pk)
+    return receipt
