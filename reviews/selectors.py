@@ -4,18 +4,30 @@ from __future__ import annotations
 import base64
 import binascii
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone as dt_timezone
+from datetime import date, datetime, timedelta, timezone as dt_timezone
 
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import F, Q, QuerySet, Window
-from django.db.models.functions import Lag, Lead
+from django.db.models import Count, F, Q, QuerySet, Window
+from django.db.models.functions import Lag, Lead, TruncDate
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 from django.db.models import BooleanField, Exists, ExpressionWrapper, FloatField, OuterRef, Value
 from django.utils import timezone
 
 from .errors import InvalidInput
-from .models import Candidate, CandidateStatus, Fact, FactStatus, FieldDefinition, Message, Sensitivity, Tenant
+from .models import (
+    AuditEvent,
+    Candidate,
+    CandidateStatus,
+    Fact,
+    FactStatus,
+    FieldDefinition,
+    Message,
+    Reason,
+    Sensitivity,
+    Tenant,
+)
+from .normalize import normalize_value
 from .policy import RELATION_PREFIX
 from .schema import TenantSchema
 from .models import Category, EntityAlias, FactVersion, MemoryScope, RecallRecord
@@ -340,6 +352,169 @@ def review_queue_items(*, tenant: Tenant, candidates: list[Candidate]) -> list[Q
             )
         )
     return items
+
+
+# --- Review stats -----------------------------------------------------------------------------
+#
+# Numbers for the stats page, derived from the candidates and the audit trail only.
+
+REVIEW_DECISION_ACTIONS = {
+    "candidate.approved": "approved",
+    "candidate.edited_approved": "edited",
+    "candidate.rejected": "rejected",
+    "candidate.deferred": "deferred",
+}
+# People deciding in the queue: reviewers on the dashboard, and callers of the review API.
+_REVIEW_ACTORS = Q(actor__startswith="reviewer:") | Q(actor__startswith="api_key:")
+
+
+def _last_days(days: int, now: datetime) -> list[tuple[date, datetime]]:
+    """The last ``days`` days (today last), each with the moment it ends (today: now)."""
+    midnight = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    past = [(midnight - timedelta(days=back), midnight - timedelta(days=back - 1)) for back in range(days - 1, 0, -1)]
+    return [(start.date(), end) for start, end in past] + [(midnight.date(), now)]
+
+
+def waiting_items_series(*, tenant: Tenant, days: int = 30, now: datetime | None = None) -> list[tuple[date, int]]:
+    """How many items waited for a person (a reviewer or the subject) at the end of each day.
+
+    An item waits from its creation until its ``decided_at``; what the policy decided on
+    arrival never waits. One aggregate query.
+    """
+    now = now or timezone.now()
+    ends = _last_days(days, now)
+    counts = Candidate.objects.filter(tenant=tenant, created_at__lte=now).filter(
+        Q(decided_at__isnull=True) | Q(decided_at__gt=ends[0][1])
+    ).aggregate(
+        **{
+            f"d{index}": Count("pk", filter=Q(created_at__lte=end) & (Q(decided_at__isnull=True) | Q(decided_at__gt=end)))
+            for index, (_, end) in enumerate(ends)
+        }
+    )
+    return [(day, counts[f"d{index}"] or 0) for index, (day, _) in enumerate(ends)]
+
+
+def decisions_per_day(*, tenant: Tenant, days: int = 30, now: datetime | None = None) -> list[tuple[date, dict[str, int]]]:
+    """Review decisions per day and kind (approved, edited, rejected, deferred), from the audit trail."""
+    now = now or timezone.now()
+    last_days = _last_days(days, now)
+    since = last_days[0][1] - timedelta(days=1)
+    rows = (
+        AuditEvent.objects.filter(tenant_id=tenant.pk, created_at__gte=since, action__in=REVIEW_DECISION_ACTIONS)
+        .filter(_REVIEW_ACTORS)
+        .annotate(day=TruncDate("created_at"))
+        .values("day", "action")
+        .annotate(n=Count("pk"))
+    )
+    per_day: dict[date, dict[str, int]] = {day: {} for day, _ in last_days}
+    for row in rows:
+        kinds = per_day.get(row["day"])
+        if kinds is not None:
+            kind = REVIEW_DECISION_ACTIONS[row["action"]]
+            kinds[kind] = kinds.get(kind, 0) + row["n"]
+    return sorted(per_day.items())
+
+
+@dataclass
+class ExtractorQuality:
+    extractor: str
+    prompt_version: str
+    approved: int
+    edited: int
+    rejected: int
+    waiting: int
+
+    @property
+    def decided(self) -> int:
+        return self.approved + self.edited + self.rejected
+
+    def share(self, part: str) -> float:
+        return getattr(self, part) / self.decided if self.decided else 0.0
+
+
+def extractor_quality(*, tenant: Tenant) -> list[ExtractorQuality]:
+    """Per extractor and prompt version: how many candidates ended approved as proposed,
+    approved after an edit, or rejected (by the policy or by people). One query."""
+    kept = Q(status__in=(CandidateStatus.APPROVED, CandidateStatus.AUTO_APPROVED, CandidateStatus.MERGED))
+    edited = Q(reason=Reason.REVIEWER_EDITED)
+    rows = (
+        Candidate.objects.filter(tenant=tenant)
+        .values("extractor", "prompt_version")
+        .annotate(
+            approved=Count("pk", filter=kept & ~edited),
+            edited=Count("pk", filter=kept & edited),
+            rejected=Count("pk", filter=Q(status=CandidateStatus.REJECTED)),
+            waiting=Count("pk", filter=Q(status__in=(CandidateStatus.PENDING_REVIEW, CandidateStatus.PENDING_USER))),
+        )
+        .order_by("extractor", "prompt_version")
+    )
+    return [ExtractorQuality(**row) for row in rows]
+
+
+def decisions_per_reviewer(*, tenant: Tenant, days: int = 30, now: datetime | None = None) -> dict[str, dict[str, int]]:
+    """Each reviewer's decisions of the last ``days`` days by kind, keyed by actor string."""
+    since = (now or timezone.now()) - timedelta(days=days)
+    rows = (
+        AuditEvent.objects.filter(
+            tenant_id=tenant.pk, created_at__gte=since, action__in=REVIEW_DECISION_ACTIONS, actor__startswith="reviewer:"
+        )
+        .values("actor", "action")
+        .annotate(n=Count("pk"))
+    )
+    per_reviewer: dict[str, dict[str, int]] = {}
+    for row in rows:
+        kinds = per_reviewer.setdefault(row["actor"], {})
+        kind = REVIEW_DECISION_ACTIONS[row["action"]]
+        kinds[kind] = kinds.get(kind, 0) + row["n"]
+    return per_reviewer
+
+
+@dataclass
+class ReviewerAgreement:
+    """How often two reviewers reached the same outcome on the same kind of item.
+
+    The same kind of item: the same entity type, field and normalised value, decided by
+    both (each reviewer's latest decision on it counts). The outcome is "kept" (approved,
+    with or without an edit) or "rejected". ``pairs`` counts items both decided.
+    """
+
+    first: str
+    second: str
+    pairs: int
+    agreed: int
+
+    @property
+    def rate(self) -> float:
+        return self.agreed / self.pairs if self.pairs else 0.0
+
+
+AGREEMENT_SAMPLE = 50_000
+
+
+def reviewer_agreement(*, tenant: Tenant, days: int = 90, now: datetime | None = None) -> list[ReviewerAgreement]:
+    since = (now or timezone.now()) - timedelta(days=days)
+    rows = (
+        Candidate.objects.filter(
+            tenant=tenant,
+            decided_at__gte=since,
+            decided_by__startswith="reviewer:",
+            status__in=(CandidateStatus.APPROVED, CandidateStatus.REJECTED),
+        )
+        .order_by("decided_at")
+        .values_list("entity_type", "field", "value", "decided_by", "status")[:AGREEMENT_SAMPLE]
+    )
+    outcomes: dict[tuple[str, str, str], dict[str, str]] = {}
+    for entity_type, field_name, value, reviewer, status in rows:
+        outcomes.setdefault((entity_type, field_name, normalize_value(value)), {})[reviewer] = status
+    tally: dict[tuple[str, str], list[int]] = {}
+    for decided in outcomes.values():
+        reviewers = sorted(decided)
+        for index, first in enumerate(reviewers):
+            for second in reviewers[index + 1 :]:
+                counts = tally.setdefault((first, second), [0, 0])
+                counts[0] += 1
+                counts[1] += decided[first] == decided[second]
+    return [ReviewerAgreement(first, second, pairs, agreed) for (first, second), (pairs, agreed) in sorted(tally.items())]
 
 
 # --- Recall ---------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from .views import home
+from .views import home, reviewer, stats
 
 app_name = "reviews"
 
@@ -11,4 +11,14 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(template_name="registration/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(next_page="reviews:home"), name="logout"),
     path("me/", include("reviews.portal_urls")),
+    path("review/", reviewer.queue, name="queue"),
+    path("review/bulk", reviewer.bulk, name="bulk-decide"),
+    path("review/stats/", stats.stats, name="stats"),
+    path("review/candidates/<int:pk>/", reviewer.candidate_detail, name="candidate"),
+    path("review/candidates/<int:pk>/approve", reviewer.approve, name="candidate-approve"),
+    path("review/candidates/<int:pk>/reject", reviewer.reject, name="candidate-reject"),
+    path("review/candidates/<int:pk>/defer", reviewer.defer, name="candidate-defer"),
+    path("review/candidates/<int:pk>/settle", reviewer.settle, name="candidate-settle"),
+    path("review/entities/<int:pk>/", reviewer.entity_detail, name="entity"),
+    path("review/entities/<int:pk>/merge", reviewer.entity_merge_view, name="entity-merge"),
 ]

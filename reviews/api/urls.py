@@ -4,9 +4,14 @@ from django.urls import path
 from .candidates import CandidateSubmitApi
 from .portal_link import PortalLinkCreateApi
 from .recall import RecallApi
+from .review import ReviewApproveApi, ReviewDeferApi, ReviewQueueApi, ReviewRejectApi
 
 urlpatterns = [
     path("candidates", CandidateSubmitApi.as_view(), name="candidates-submit"),
     path("recall", RecallApi.as_view(), name="recall"),
+    path("review/candidates", ReviewQueueApi.as_view(), name="review-candidates"),
+    path("review/candidates/<int:candidate_id>/approve", ReviewApproveApi.as_view(), name="review-approve"),
+    path("review/candidates/<int:candidate_id>/reject", ReviewRejectApi.as_view(), name="review-reject"),
+    path("review/candidates/<int:candidate_id>/defer", ReviewDeferApi.as_view(), name="review-defer"),
     path("users/<str:user_id>/portal-link", PortalLinkCreateApi.as_view(), name="portal-link-create"),
 ]

@@ -1,0 +1,192 @@
+"""The review API of SPEC §7: the queue and the decisions, through the same services as the pages."""
+from django.utils.http import urlencode
+from drf_spectacular.utils import extend_schema, extend_schema_field
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from ..models import Candidate, Scope, Sensitivity
+from ..selectors import (
+    QUEUE_AGES,
+    QUEUE_MAX_PAGE_SIZE,
+    QUEUE_PAGE_SIZE,
+    QUEUE_PHASES,
+    QueueCursor,
+    QueueFilters,
+    review_queue_page,
+)
+from ..services.candidates import candidate_approve, candidate_defer, candidate_reject
+from .base import ApiView, StrictSerializer
+
+
+class ConflictSerializer(serializers.Serializer):
+    """The active fact a candidate disagrees with."""
+
+    fact_id = serializers.IntegerField(source="pk")
+    value = serializers.CharField()
+    version = serializers.IntegerField()
+    confidence = serializers.FloatField()
+    source = serializers.CharField()
+    source_message_id = serializers.CharField()
+    updated_at = serializers.DateTimeField()
+
+
+class ReviewCandidateSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    version = serializers.IntegerField()
+    user_id = serializers.CharField(source="subject.user_id")
+    entity_type = serializers.CharField()
+    entity_id = serializers.CharField(source="entity_ref_id")
+    field = serializers.CharField()
+    value = serializers.CharField()
+    confidence = serializers.FloatField()
+    kind = serializers.CharField()
+    scope = serializers.CharField()
+    thread_id = serializers.CharField()
+    status = serializers.CharField()
+    reason = serializers.CharField()
+    conflict = serializers.SerializerMethodField()
+    source = serializers.CharField()
+    source_message_id = serializers.CharField()
+    evidence = serializers.CharField()
+    extractor = serializers.CharField()
+    prompt_version = serializers.CharField()
+    flags = serializers.ListField(child=serializers.CharField())
+    decided_by = serializers.CharField()
+    decided_at = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+    @extend_schema_field(ConflictSerializer(allow_null=True))
+    def get_conflict(self, candidate: Candidate) -> dict | None:
+        if not candidate.has_conflict or candidate.conflict_fact is None:
+            return None
+        return ConflictSerializer(candidate.conflict_fact).data
+
+
+class ReviewQueueApi(ApiView):
+    """GET /api/v1/review/candidates"""
+
+    required_scope = Scope.REVIEW
+
+    class InputSerializer(StrictSerializer):
+        status = serializers.ChoiceField(choices=sorted(QUEUE_PHASES), required=False, default="pending_review")
+        user_id = serializers.CharField(max_length=128, required=False, default="")
+        entity_type = serializers.CharField(max_length=64, required=False, default="")
+        field = serializers.CharField(max_length=80, required=False, default="")
+        sensitivity = serializers.ChoiceField(choices=Sensitivity.values, required=False, default="")
+        min_confidence = serializers.FloatField(min_value=0.0, max_value=1.0, required=False, default=None)
+        max_confidence = serializers.FloatField(min_value=0.0, max_value=1.0, required=False, default=None)
+        conflict = serializers.BooleanField(required=False, default=None, allow_null=True)
+        new_entity = serializers.BooleanField(required=False, default=None, allow_null=True)
+        age = serializers.ChoiceField(choices=list(QUEUE_AGES), required=False, default="")
+        limit = serializers.IntegerField(min_value=1, max_value=QUEUE_MAX_PAGE_SIZE, required=False, default=QUEUE_PAGE_SIZE)
+        cursor = serializers.CharField(max_length=200, required=False, default="")
+
+    class OutputSerializer(serializers.Serializer):
+        results = ReviewCandidateSerializer(many=True)
+        next = serializers.URLField(allow_null=True)
+
+    @extend_schema(
+        parameters=[InputSerializer],
+        responses={200: OutputSerializer},
+        summary="The review queue: pending_review first, oldest first, keyset-paginated",
+    )
+    def get(self, request):
+        params = self.InputSerializer(data=request.query_params.dict())
+        params.is_valid(raise_exception=True)
+        data = dict(params.validated_data)
+        limit, token = data.pop("limit"), data.pop("cursor")
+        filters = QueueFilters(**data)
+        page = review_queue_page(
+            tenant=self.tenant,
+            filters=filters,
+            cursor=QueueCursor.decode(token) if token else None,
+            limit=limit,
+            related=("subject", "conflict_fact"),
+        )
+        next_url = None
+        if page.next_cursor is not None:
+            query = {key: value for key, value in request.query_params.items() if key != "cursor"}
+            next_url = request.build_absolute_uri(f"{request.path}?{urlencode({**query, 'cursor': page.next_cursor.encode()})}")
+        return Response({"results": ReviewCandidateSerializer(page.candidates, many=True).data, "next": next_url})
+
+
+class ReviewDecisionApi(ApiView):
+    """Shared shape of the three decision endpoints; each names its service call."""
+
+    required_scope = Scope.REVIEW
+
+    class InputSerializer(StrictSerializer):
+        version = serializers.IntegerField(min_value=1)
+        reason = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
+
+    def decide(self, *, candidate_id: int, data: dict) -> Candidate:
+        raise NotImplementedError
+
+    def post(self, request, candidate_id: int):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        candidate = self.decide(candidate_id=candidate_id, data=serializer.validated_data)
+        candidate = Candidate.objects.select_related("subject", "conflict_fact").get(pk=candidate.pk)
+        return Response(ReviewCandidateSerializer(candidate).data)
+
+
+class ReviewApproveApi(ReviewDecisionApi):
+    """POST /api/v1/review/candidates/{id}/approve — with ``value`` it is edit-then-approve."""
+
+    class InputSerializer(ReviewDecisionApi.InputSerializer):
+        value = serializers.CharField(max_length=4000, required=False, trim_whitespace=False)
+
+    def decide(self, *, candidate_id, data):
+        return candidate_approve(
+            tenant=self.tenant,
+            candidate_id=candidate_id,
+            version=data["version"],
+            value=data.get("value"),
+            note=data["reason"],
+            actor=self.actor,
+        )
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={200: ReviewCandidateSerializer},
+        summary="Approve (or edit, then approve) a candidate; 409 if the version is stale",
+    )
+    def post(self, request, candidate_id: int):
+        return super().post(request, candidate_id)
+
+
+class ReviewRejectApi(ReviewDecisionApi):
+    """POST /api/v1/review/candidates/{id}/reject — a reason is required."""
+
+    class InputSerializer(ReviewDecisionApi.InputSerializer):
+        reason = serializers.CharField(max_length=2000)
+
+    def decide(self, *, candidate_id, data):
+        return candidate_reject(
+            tenant=self.tenant, candidate_id=candidate_id, version=data["version"], note=data["reason"], actor=self.actor
+        )
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={200: ReviewCandidateSerializer},
+        summary="Reject a candidate with a reason; 409 if the version is stale",
+    )
+    def post(self, request, candidate_id: int):
+        return super().post(request, candidate_id)
+
+
+class ReviewDeferApi(ReviewDecisionApi):
+    """POST /api/v1/review/candidates/{id}/defer — hand it to the subject to confirm."""
+
+    def decide(self, *, candidate_id, data):
+        return candidate_defer(
+            tenant=self.tenant, candidate_id=candidate_id, version=data["version"], note=data["reason"], actor=self.actor
+        )
+
+    @extend_schema(
+        request=ReviewDecisionApi.InputSerializer,
+        responses={200: ReviewCandidateSerializer},
+        summary="Defer a candidate to the subject; 409 if the version is stale",
+    )
+    def post(self, request, candidate_id: int):
+        return super().post(request, candidate_id)

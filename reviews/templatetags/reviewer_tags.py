@@ -1,0 +1,59 @@
+"""Labels the reviewer pages show for stored codes, in the reviewer's language."""
+from django import template
+from django.utils.translation import gettext_lazy as _
+
+from ..models import Reason, Sensitivity, Source
+
+register = template.Library()
+
+REASON_LABELS = {
+    Reason.FIELD_NOT_ALLOWED: _("field not in the schema"),
+    Reason.INVALID: _("empty or too long"),
+    Reason.SECRET_DETECTED: _("credential detected"),
+    Reason.BELOW_CONFIDENCE: _("confidence too low"),
+    Reason.NEEDS_CONFIRMATION: _("needs the user's confirmation"),
+    Reason.UNCONFIRMED_KIND: _("inference or plan to confirm"),
+    Reason.SENSITIVE_CONSENT: _("sensitive: needs consent"),
+    Reason.DUPLICATE: _("same as the current value"),
+    Reason.SUPPRESSED: _("refused earlier"),
+    Reason.CONFLICT: _("conflicts with the current value"),
+    Reason.CORRECTION: _("explicit correction"),
+    Reason.AUTO_APPROVE: _("auto-approved"),
+    Reason.NEEDS_REVIEW: _("needs review"),
+    Reason.REVIEWER_APPROVED: _("approved by a reviewer"),
+    Reason.REVIEWER_EDITED: _("edited by a reviewer"),
+    Reason.REVIEWER_REJECTED: _("rejected by a reviewer"),
+    Reason.DEFERRED: _("sent to the user"),
+    Reason.SUBJECT_CONFIRMED: _("confirmed by the user"),
+    Reason.SUBJECT_REJECTED: _("rejected by the user"),
+    Reason.NEWER_CANDIDATE: _("a newer value came first"),
+    Reason.ERASED: _("erased"),
+}
+
+
+@register.filter
+def reason_label(code: str) -> str:
+    return REASON_LABELS.get(code, code)
+
+
+@register.filter
+def sensitivity_label(code: str) -> str:
+    return Sensitivity(code).label if code in Sensitivity.values else code
+
+
+@register.filter
+def source_label(code: str) -> str:
+    return Source(code).label if code in Source.values else code
+
+
+DECISION_LABELS = {
+    "approved": _("approved"),
+    "edited": _("edited, then approved"),
+    "rejected": _("rejected"),
+    "deferred": _("sent to the user"),
+}
+
+
+@register.filter
+def decision_label(kind: str) -> str:
+    return DECISION_LABELS.get(kind, kind)

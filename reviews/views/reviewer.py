@@ -1,0 +1,456 @@
+"""The reviewer dashboard (SPEC §4): the queue, decisions, conflicts, entities.
+
+Views parse, call a service, render. Every action is a plain POST form that redirects
+back (works without JavaScript); with htmx the same view answers with the item's partial.
+"""
+from __future__ import annotations
+
+import re
+from functools import wraps
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponseRedirect
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import formats, timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET, require_POST
+
+from ..actors import Actor
+from ..errors import DomainError, InvalidInput, InvalidTransition, NotFound, StaleVersion
+from ..models import Candidate, CandidateStatus, Entity, Fact, FactStatus, FieldDefinition, Sensitivity
+from ..permissions import can_decide, can_view_queue, staff_tenant
+from ..selectors import (
+    QUEUE_STATUS_ALL,
+    QUEUE_STATUS_OPEN,
+    QueueCursor,
+    QueueFilters,
+    actor_names,
+    review_queue_items,
+    review_queue_page,
+)
+from ..services.candidates import (
+    Resolution,
+    candidate_approve,
+    candidate_defer,
+    candidate_reject,
+    candidate_settle_conflict,
+    candidates_bulk_decide,
+)
+from ..services.entities import entity_merge
+
+# --- Access -----------------------------------------------------------------------------------
+
+
+def staff_view(view):
+    """Signed-in staff of a tenant who may see the queue; anyone else finds nothing here.
+
+    A subject's portal session is not a Django login, so it is sent to the sign-in page.
+    """
+
+    @login_required
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        request.tenant = staff_tenant(request.user)
+        if not can_view_queue(request.user):
+            raise Http404
+        request.can_decide = can_decide(request.user)
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def decider_view(view):
+    """A POST by someone who may decide; an auditor is refused (403), never silently ignored."""
+
+    @require_POST
+    @staff_view
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if not request.can_decide:
+            raise PermissionDenied(_("Your role may view the queue but not decide."))
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def _back(request, fallback: str) -> str:
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=False):
+        return target
+    return fallback
+
+
+# --- Queue ------------------------------------------------------------------------------------
+
+YES_NO = [("", gettext_lazy("any")), ("yes", gettext_lazy("yes")), ("no", gettext_lazy("no"))]
+STATUS_CHOICES = [
+    (QUEUE_STATUS_OPEN, gettext_lazy("open (review, then user)")),
+    *CandidateStatus.choices,
+    (QUEUE_STATUS_ALL, gettext_lazy("all")),
+]
+AGE_CHOICES = [
+    ("", gettext_lazy("any age")),
+    ("lt1d", gettext_lazy("less than a day")),
+    ("1to7d", gettext_lazy("1 to 7 days")),
+    ("gt7d", gettext_lazy("more than 7 days")),
+    ("gt30d", gettext_lazy("more than 30 days")),
+]
+
+
+class QueueFilterForm(forms.Form):
+    status = forms.ChoiceField(label=gettext_lazy("Status"), choices=STATUS_CHOICES, required=False)
+    entity_type = forms.ChoiceField(label=gettext_lazy("Entity type"), required=False)
+    field = forms.ChoiceField(label=gettext_lazy("Field"), required=False)
+    sensitivity = forms.ChoiceField(
+        label=gettext_lazy("Sensitivity"), choices=[("", gettext_lazy("any")), *Sensitivity.choices], required=False
+    )
+    min_confidence = forms.FloatField(label=gettext_lazy("Confidence from"), min_value=0, max_value=1, required=False)
+    max_confidence = forms.FloatField(label=gettext_lazy("to"), min_value=0, max_value=1, required=False)
+    conflict = forms.ChoiceField(label=gettext_lazy("Conflict"), choices=YES_NO, required=False)
+    new_entity = forms.ChoiceField(label=gettext_lazy("New entity"), choices=YES_NO, required=False)
+    age = forms.ChoiceField(label=gettext_lazy("Age"), choices=AGE_CHOICES, required=False)
+    user_id = forms.CharField(label=gettext_lazy("User"), max_length=128, required=False)
+
+    def __init__(self, *args, tenant, **kwargs):
+        super().__init__(*args, **kwargs)
+        schema = list(FieldDefinition.objects.filter(tenant=tenant).values_list("entity_type", "field"))
+        any_choice = [("", _("any"))]
+        self.fields["entity_type"].choices = any_choice + [(t, t) for t in sorted({t for t, _f in schema})]
+        self.fields["field"].choices = any_choice + [(f, f) for f in sorted({f for _t, f in schema})]
+
+    def filters(self) -> QueueFilters:
+        """The filters asked for; what failed to validate is left out (and shown as an error)."""
+        data = {name: value for name, value in self.cleaned_data.items() if value not in (None, "")} if self.is_bound else {}
+        for name in ("conflict", "new_entity"):
+            if name in data:
+                data[name] = data[name] == "yes"
+        data.setdefault("status", CandidateStatus.PENDING_REVIEW)
+        return QueueFilters(**data)
+
+
+@require_GET
+@staff_view
+def queue(request):
+    form = QueueFilterForm(request.GET or None, tenant=request.tenant)
+    if form.is_bound:
+        form.is_valid()  # errors are shown beside the fields; the valid filters still apply
+    filters = form.filters() if form.is_bound else QueueFilters()
+    cursor = None
+    if request.GET.get("cursor"):
+        try:
+            cursor = QueueCursor.decode(request.GET["cursor"])
+        except InvalidInput:
+            messages.error(request, _("That page link is broken; showing the first page."))
+    page = review_queue_page(tenant=request.tenant, filters=filters, cursor=cursor)
+    query = request.GET.copy()
+    query.pop("cursor", None)
+    next_url = None
+    if page.next_cursor is not None:
+        query["cursor"] = page.next_cursor.encode()
+        next_url = f"{reverse('reviews:queue')}?{query.urlencode()}"
+    context = {
+        "form": form,
+        "items": review_queue_items(tenant=request.tenant, candidates=page.candidates),
+        "next_page_url": next_url,
+        "here": request.get_full_path(),
+        "can_decide": request.can_decide,
+        "resolutions": Resolution,
+    }
+    if request.htmx:  # the filter form and "more" both swap in a page of items
+        return render(request, "reviews/queue.html#page", context)
+    return render(request, "reviews/queue.html", context)
+
+
+@require_GET
+@staff_view
+def candidate_detail(request, pk: int):
+    candidate = _candidate_or_404(request.tenant, pk)
+    return render(
+        request,
+        "reviews/candidate.html",
+        {
+            "item": review_queue_items(tenant=request.tenant, candidates=[candidate])[0],
+            "can_decide": request.can_decide,
+            "here": request.get_full_path(),
+            "resolutions": Resolution,
+        },
+    )
+
+
+def _candidate_or_404(tenant, pk: int) -> Candidate:
+    candidate = (
+        Candidate.objects.filter(tenant=tenant, pk=pk).select_related("subject", "entity", "conflict_fact").first()
+    )
+    if candidate is None:
+        raise Http404
+    return candidate
+
+
+# --- Decisions --------------------------------------------------------------------------------
+
+
+class DecisionForm(forms.Form):
+    version = forms.IntegerField(min_value=1)
+    value = forms.CharField(required=False, strip=False, max_length=4000)
+    note = forms.CharField(required=False, max_length=2000)
+    resolution = forms.ChoiceField(choices=[(r, r) for r in Resolution.ALL], required=False)
+
+
+DONE_MESSAGES = {
+    "approve": gettext_lazy("Approved: %(field)s = “%(value)s”."),
+    "edit": gettext_lazy("Edited and approved: %(field)s = “%(value)s”."),
+    "reject": gettext_lazy("Rejected: %(field)s = “%(value)s”."),
+    "defer": gettext_lazy("Sent to the user to confirm: %(field)s = “%(value)s”."),
+    "settle": gettext_lazy("Conflict settled: %(field)s = “%(value)s”."),
+}
+
+
+def stale_message(candidate: Candidate) -> str:
+    """Who decided first and what they decided, for the reviewer who came second."""
+    who = actor_names([candidate.decided_by]).get(candidate.decided_by) or _("someone")
+    return _(
+        "%(who)s decided this item first: %(status)s (%(field)s = “%(value)s”) at %(when)s. "
+        "Your decision was not applied."
+    ) % {
+        "who": who,
+        "status": candidate.get_status_display(),
+        "field": candidate.field,
+        "value": candidate.value,
+        "when": formats.localize(timezone.localtime(candidate.decided_at)) if candidate.decided_at else "—",
+    }
+
+
+def error_message(error: DomainError) -> str:
+    """A domain error in the reviewer's language, chosen by its code and details."""
+    details = error.details or {}
+    if isinstance(error, InvalidInput):
+        if details.get("reason") == "required":
+            return _("A reason is required to reject.")
+        value_problem = details.get("value")
+        if value_problem == "empty":
+            return _("The value cannot be empty.")
+        if value_problem == "too_long":
+            return _("The value is too long.")
+        if value_problem == "secret_detected":
+            return _("The value looks like a credential; credentials are never stored.")
+        if value_problem == "required":
+            return _("Write the value to keep.")
+        if details.get("items") == "empty":
+            return _("Select at least one item.")
+        if details.get("items") == "too_many":
+            return _("Too many items selected at once.")
+        return _("That input is not valid.")
+    if isinstance(error, InvalidTransition):
+        if "status" in details:
+            return _("This item is no longer open (it is %(status)s).") % {
+                "status": CandidateStatus(details["status"]).label if details["status"] in CandidateStatus.values else details["status"]
+            }
+        if "field" in details:
+            return _("The tenant's schema no longer allows this field.")
+        return _("Both values can be kept only on a field that holds many values.")
+    if isinstance(error, NotFound):
+        return _("That item does not exist.")
+    return _("That did not work.")
+
+
+def _decide(request, pk: int, kind: str, run) -> HttpResponseRedirect:
+    """Run one decision: parse the form, call the service, tell the reviewer what happened."""
+    form = DecisionForm(request.POST)
+    notice_level, notice = "success", ""
+    if not form.is_valid():
+        notice_level, notice = "error", _("The form was incomplete; reload the page and try again.")
+    else:
+        actor = Actor.reviewer(request.user)
+        try:
+            decided = run(form.cleaned_data, actor)
+        except StaleVersion:
+            notice_level, notice = "stale", stale_message(_candidate_or_404(request.tenant, pk))
+        except NotFound:
+            raise Http404 from None
+        except DomainError as error:
+            notice_level, notice = "error", error_message(error)
+        else:
+            if kind == "approve" and decided.reason == "reviewer_edited":
+                kind = "edit"
+            notice = DONE_MESSAGES[kind] % {"field": decided.field, "value": decided.value}
+    if request.htmx:
+        candidate = _candidate_or_404(request.tenant, pk)
+        return render(
+            request,
+            "reviews/queue.html#item",
+            {
+                "item": review_queue_items(tenant=request.tenant, candidates=[candidate])[0],
+                "can_decide": request.can_decide,
+                "here": _back(request, reverse("reviews:queue")),
+                "notice": notice,
+                "notice_level": notice_level,
+                "resolutions": Resolution,
+                "swapped": True,
+            },
+        )
+    {"success": messages.success, "stale": messages.warning, "error": messages.error}[notice_level](request, notice)
+    return redirect(_back(request, reverse("reviews:queue")))
+
+
+@decider_view
+def approve(request, pk: int):
+    def run(data, actor):
+        return candidate_approve(
+            tenant=request.tenant,
+            candidate_id=pk,
+            version=data["version"],
+            value=data["value"] if data["value"].strip() else None,
+            note=data["note"],
+            actor=actor,
+        )
+
+    return _decide(request, pk, "approve", run)
+
+
+@decider_view
+def reject(request, pk: int):
+    def run(data, actor):
+        return candidate_reject(
+            tenant=request.tenant, candidate_id=pk, version=data["version"], note=data["note"], actor=actor
+        )
+
+    return _decide(request, pk, "reject", run)
+
+
+@decider_view
+def defer(request, pk: int):
+    def run(data, actor):
+        return candidate_defer(
+            tenant=request.tenant, candidate_id=pk, version=data["version"], note=data["note"], actor=actor
+        )
+
+    return _decide(request, pk, "defer", run)
+
+
+@decider_view
+def settle(request, pk: int):
+    def run(data, actor):
+        if not data["resolution"]:
+            raise InvalidInput("Choose how to settle.", details={"resolution": "required"})
+        return candidate_settle_conflict(
+            tenant=request.tenant,
+            candidate_id=pk,
+            version=data["version"],
+            resolution=data["resolution"],
+            value=data["value"] if data["resolution"] == Resolution.EDIT else None,
+            note=data["note"],
+            actor=actor,
+        )
+
+    return _decide(request, pk, "settle", run)
+
+
+_SELECTED = re.compile(r"^(\d{1,18}):(\d{1,9})$")
+
+
+@decider_view
+def bulk(request):
+    """Approve or reject every selected item; each is checked against the version shown."""
+    selected = [_SELECTED.match(raw) for raw in request.POST.getlist("selected")]
+    decision = request.POST.get("decision", "")
+    try:
+        if not all(selected):
+            raise InvalidInput("Malformed selection.", details={"items": "malformed"})
+        outcome = candidates_bulk_decide(
+            tenant=request.tenant,
+            items=[(int(m.group(1)), int(m.group(2))) for m in selected],
+            decision=decision,
+            note=request.POST.get("note", ""),
+            actor=Actor.reviewer(request.user),
+        )
+    except DomainError as error:
+        messages.error(request, error_message(error))
+        return redirect(_back(request, reverse("reviews:queue")))
+    if outcome.decided:
+        done = _("Approved %(count)d items.") if decision == "approve" else _("Rejected %(count)d items.")
+        messages.success(request, done % {"count": len(outcome.decided)})
+    if outcome.stale:
+        names = actor_names({item.get("decided_by", "") for item in outcome.stale})
+        for item in outcome.stale:
+            messages.warning(
+                request,
+                _("Item #%(id)s was already decided by %(who)s (%(status)s); it was left as it was.")
+                % {
+                    "id": item["id"],
+                    "who": names.get(item.get("decided_by", "")) or _("someone"),
+                    "status": item.get("status", ""),
+                },
+            )
+    if outcome.failed:
+        messages.error(
+            request,
+            _("%(count)d items could not be decided: %(ids)s.")
+            % {"count": len(outcome.failed), "ids": ", ".join(f"#{item['id']}" for item in outcome.failed)},
+        )
+    return redirect(_back(request, reverse("reviews:queue")))
+
+
+# --- Entities ---------------------------------------------------------------------------------
+
+
+def _entity_or_404(tenant, pk: int) -> Entity:
+    entity = Entity.objects.filter(tenant=tenant, pk=pk).select_related("subject").first()
+    if entity is None:
+        raise Http404
+    return entity
+
+
+@require_GET
+@staff_view
+def entity_detail(request, pk: int):
+    entity = _entity_or_404(request.tenant, pk)
+    return render(
+        request,
+        "reviews/entity.html",
+        {
+            "entity": entity,
+            "aliases": list(entity.aliases.order_by("alias")),
+            "facts": list(Fact.objects.filter(entity=entity).order_by("status", "field", "-updated_at")),
+            "candidates": list(
+                Candidate.objects.filter(entity=entity, status__in=(CandidateStatus.PENDING_REVIEW, CandidateStatus.PENDING_USER))
+                .order_by("created_at", "id")[:100]
+            ),
+            "merge_targets": list(
+                Entity.objects.filter(subject=entity.subject, entity_type=entity.entity_type)
+                .exclude(pk=entity.pk)
+                .order_by("entity_id")
+            ),
+            "can_decide": request.can_decide,
+            "active": FactStatus.ACTIVE,
+        },
+    )
+
+
+@decider_view
+def entity_merge_view(request, pk: int):
+    """Merge this entity into another of the same subject and type."""
+    source = _entity_or_404(request.tenant, pk)
+    try:
+        target_id = int(request.POST.get("target", ""))
+    except ValueError:
+        messages.error(request, _("Choose the entity to merge into."))
+        return redirect("reviews:entity", pk=source.pk)
+    try:
+        target = entity_merge(
+            tenant=request.tenant, source_id=source.pk, target_id=target_id, actor=Actor.reviewer(request.user)
+        )
+    except NotFound:
+        raise Http404 from None
+    except DomainError:
+        messages.error(request, _("Only two different entities of the same user and type can be merged."))
+        return redirect("reviews:entity", pk=source.pk)
+    messages.success(
+        request, _("Merged %(source)s into %(target)s.") % {"source": source.ref, "target": target.ref}
+    )
+    return redirect("reviews:entity", pk=target.pk)

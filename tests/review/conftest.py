@@ -1,0 +1,134 @@
+"""Fixtures for the reviewer dashboard: a queue with context, and signed-in staff clients.
+
+``review_queue`` builds, through the real pipeline, a subject (alice) with a thread of
+messages, items waiting for review (one stating its evidence in a message, one in
+conflict with a published fact, one on a new entity) and one waiting for the user.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone as dt_timezone
+
+import pytest
+from django.test import Client
+
+from reviews.actors import Actor
+from reviews.models import Candidate, Fact, Message
+from reviews.services.candidates import CandidateInput, candidate_approve, candidates_submit
+from reviews.services.entities import subject_get_or_create
+from tests.conftest import PASSWORD, candidate
+
+THREAD_START = datetime(2026, 11, 8, 9, 0, tzinfo=dt_timezone.utc)
+XSS_VALUE = "<img src=x onerror=alert(1)>"
+TEMPLATE_VALUE = "{{ request }} {% now 'Y' %} </script><script>alert(2)</script>"
+
+
+def store_thread(tenant, user_id, thread_id, lines, *, start=THREAD_START):
+    """Store chat messages [(message_id, role, content), ...] one minute apart."""
+    subject = subject_get_or_create(tenant=tenant, user_id=user_id)
+    return [
+        Message.objects.create(
+            tenant=tenant,
+            subject=subject,
+            message_id=message_id,
+            thread_id=thread_id,
+            role=role,
+            content=content,
+            created_at=start + timedelta(minutes=index),
+        )
+        for index, (message_id, role, content) in enumerate(lines)
+    ]
+
+
+def propose(tenant, user_id, *items, extractor="rules", prompt_version="v1", source="chat"):
+    """Submit candidate dicts through the policy; returns the stored Candidates in order."""
+    results = candidates_submit(
+        tenant=tenant,
+        user_id=user_id,
+        candidates=[CandidateInput(**item) for item in items],
+        source=source,
+        actor=Actor("api_key", "test"),
+        extractor=extractor,
+        prompt_version=prompt_version,
+    )
+    return [Candidate.objects.get(pk=result.candidate_id) for result in results]
+
+
+@dataclass
+class ReviewQueue:
+    evidence: Candidate  # pending_review, quoted from message m-3
+    conflict: Candidate  # pending_review, conflicts with the published database fact
+    new_entity: Candidate  # pending_review, on an entity extraction just created
+    waiting_for_user: Candidate  # pending_user
+    database_fact: Fact
+
+
+@pytest.fixture
+def review_queue(tenant) -> ReviewQueue:
+    store_thread(
+        tenant,
+        "alice",
+        "t-1",
+        [
+            ("m-1", "user", "Hi there."),
+            ("m-2", "assistant", "Hello! How can I help?"),
+            ("m-3", "user", "By the way, I live in Berlin these days."),
+            ("m-4", "assistant", "Noted."),
+            ("m-5", "user", "Our Flask migration project uses MySQL."),
+            ("m-6", "user", "Something unrelated."),
+        ],
+    )
+    [published] = propose(
+        tenant,
+        "alice",
+        candidate(entity_type="project", entity_id="flask-migration", field="database", value="MySQL",
+                  confidence=0.97, source_message_id="m-5", evidence="uses MySQL"),
+    )
+    evidence, conflict = propose(
+        tenant,
+        "alice",
+        candidate(field="location", value="Berlin", source_message_id="m-3", evidence="I live in Berlin"),
+        candidate(entity_type="project", entity_id="flask-migration", field="database", value="PostgreSQL",
+                  confidence=0.9, source_message_id="m-6"),
+        prompt_version="v2",
+    )
+    [new_entity] = propose(
+        tenant, "alice", candidate(entity_type="organization", entity_id="acme", field="industry", value="Retail")
+    )
+    [waiting] = propose(tenant, "alice", candidate(field="role", value="engineer", confidence=0.7))
+    assert (evidence.status, conflict.status, new_entity.status) == ("pending_review",) * 3
+    assert conflict.has_conflict and waiting.status == "pending_user"
+    return ReviewQueue(evidence, conflict, new_entity, waiting, Fact.objects.get(pk=published.fact_id))
+
+
+def signed_in(user, **kwargs) -> Client:
+    client = Client(**kwargs)
+    assert client.login(username=user.username, password=PASSWORD)
+    return client
+
+
+@pytest.fixture
+def reviewer_client(reviewer):
+    return signed_in(reviewer)
+
+
+@pytest.fixture
+def second_reviewer_client(second_reviewer):
+    return signed_in(second_reviewer)
+
+
+@pytest.fixture
+def auditor_client(auditor):
+    return signed_in(auditor)
+
+
+@pytest.fixture
+def outsider_web_client(outsider):
+    """A reviewer of tenant-2, signed in."""
+    return signed_in(outsider)
+
+
+def approve_as(user, item: Candidate, **kwargs) -> Candidate:
+    return candidate_approve(
+        tenant=item.tenant, candidate_id=item.pk, version=item.version, actor=Actor.reviewer(user), **kwargs
+    )
