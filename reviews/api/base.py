@@ -1,4 +1,5 @@
 """Shared pieces of the API views: scope checks, strict serializers, the tenant."""
+from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
@@ -14,8 +15,21 @@ class ApiKeyRateThrottle(SimpleRateThrottle):
         return self.cache_format % {"scope": self.scope, "ident": request.auth.prefix} if request.auth else None
 
 
+class ApiAutoSchema(AutoSchema):
+    """Names a serializer nested in a view after the view (``RecallApi.OutputSerializer`` →
+    ``RecallOutput``): every view has its own ``InputSerializer``/``OutputSerializer``, and
+    without this their OpenAPI components would collide under one name."""
+
+    def get_serializer_name(self, serializer, direction):
+        name = super().get_serializer_name(serializer, direction)
+        owner, _, _ = serializer.__class__.__qualname__.rpartition(".")
+        return f"{owner.removesuffix('Api')}{name}" if owner else name
+
+
 class ApiView(APIView):
     """One operation of SPEC §7. Subclasses set ``required_scope``."""
+
+    schema = ApiAutoSchema()
 
     required_scope: str = ""
     permission_classes = [HasScope]

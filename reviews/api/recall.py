@@ -45,7 +45,28 @@ class ExcludedFactSerializer(serializers.Serializer):
     )
 
 
+class ApiErrorDetailSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    details = serializers.DictField()
+
+
+class ApiErrorSerializer(serializers.Serializer):
+    """SPEC §7's error shape."""
+
+    error = ApiErrorDetailSerializer()
+
+
 class RecallApi(ApiView):
+    """The subject's published facts an agent may receive (SPEC §5), best first.
+
+    Default: the subject's `user` entity and `preference` facts; other entities when named
+    (`entity`) or matched by `q`; thread-scoped facts only for their `thread_id`; sensitive
+    facts only with the `recall:sensitive` scope and `include_sensitive=true`. Every call
+    is recorded; `recall_id` names the record. `explain=true` adds what was left out and
+    why, without values.
+    """
+
     required_scope = Scope.RECALL
 
     class InputSerializer(StrictSerializer):
@@ -80,7 +101,13 @@ class RecallApi(ApiView):
 
     @extend_schema(
         parameters=[InputSerializer],
-        responses={200: OutputSerializer},
+        responses={
+            200: OutputSerializer,
+            400: ApiErrorSerializer,
+            401: ApiErrorSerializer,
+            403: ApiErrorSerializer,
+            429: ApiErrorSerializer,
+        },
         summary="Recall a subject's published facts",
     )
     def get(self, request):
