@@ -193,6 +193,17 @@ OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL") or None
 MEMORY_EXTRACTOR = os.environ.get("MEMORY_EXTRACTOR") or ("llm" if OPENAI_API_KEY else "rules")
 MEMORY_EXTRACTOR_MODEL = os.environ.get("MEMORY_EXTRACTOR_MODEL", "gpt-4.1-mini")
 MEMORY_EXTRACTOR_TIMEOUT = float(os.environ.get("MEMORY_EXTRACTOR_TIMEOUT", "30"))
+# How the model is asked for structure: function_calling works on most OpenAI-compatible
+# servers; json_schema where the server supports structured outputs.
+MEMORY_EXTRACTOR_METHOD = os.environ.get("MEMORY_EXTRACTOR_METHOD", "function_calling")
+# Quick retries inside one attempt (the HTTP client's own backoff), then attempts with
+# exponential backoff (base × 2^n, capped) until the ceiling marks the message failed.
+MEMORY_EXTRACTOR_HTTP_RETRIES = int(os.environ.get("MEMORY_EXTRACTOR_HTTP_RETRIES", "2"))
+MEMORY_EXTRACTION_MAX_ATTEMPTS = int(os.environ.get("MEMORY_EXTRACTION_MAX_ATTEMPTS", "5"))
+MEMORY_EXTRACTION_RETRY_BASE_SECONDS = float(os.environ.get("MEMORY_EXTRACTION_RETRY_BASE_SECONDS", "10"))
+MEMORY_EXTRACTION_RETRY_MAX_SECONDS = float(os.environ.get("MEMORY_EXTRACTION_RETRY_MAX_SECONDS", "600"))
+# A pending message not extracted this long after it was due is presumed lost by the broker.
+MEMORY_EXTRACTION_SWEEP_GRACE_SECONDS = float(os.environ.get("MEMORY_EXTRACTION_SWEEP_GRACE_SECONDS", "120"))
 # The LangGraph Store that mirrors published facts. Empty: the same database as Django.
 MEMORY_STORE_URL = os.environ.get("MEMORY_STORE_URL", "")
 MEMORY_PORTAL_LINK_MAX_AGE = int(os.environ.get("MEMORY_PORTAL_LINK_MAX_AGE", str(24 * 3600)))

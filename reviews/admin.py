@@ -82,8 +82,21 @@ class EntityAdmin(ReadOnlyAdmin):
 
 @admin.register(Message)
 class MessageAdmin(ReadOnlyAdmin):
-    list_display = ["message_id", "subject", "thread_id", "role", "extraction_status", "received_at"]
+    list_display = [
+        "message_id", "subject", "thread_id", "role", "extraction_status", "extraction_attempts",
+        "extraction_error", "received_at",
+    ]
     list_filter = ["extraction_status", "role"]
+    search_fields = ["message_id", "thread_id", "subject__user_id"]
+    actions = ["rerun_extraction"]
+
+    @admin.action(description="Re-run extraction of the selected messages")
+    def rerun_extraction(self, request, queryset):
+        from .actors import Actor
+        from .services.ingest import extractions_rerun
+
+        count = extractions_rerun(messages=queryset, actor=Actor.reviewer(request.user))
+        self.message_user(request, f"{count} message(s) sent to extraction again (done and skipped ones are left alone).")
 
 
 @admin.register(Candidate)

@@ -27,3 +27,25 @@ def expire_facts() -> None:
 @shared_task(acks_late=True)
 def audit_export_run(export_id: int) -> None:
     audit_export.audit_export_run(export_id=export_id)
+
+
+@shared_task(bind=True, acks_late=True)
+def extract_message(self, message_pk: int) -> None:
+    """One extraction attempt; a transient failure comes back after the service's backoff."""
+    from .services import ingest
+
+    if self.request.is_eager:
+        ingest.message_extract_until_settled(message_pk=message_pk)
+        return
+    outcome = ingest.message_extract(message_pk=message_pk)
+    if outcome.retry_in is not None:
+        # No Celery ceiling: the row counts attempts and fails itself at the ceiling.
+        raise self.retry(countdown=outcome.retry_in, max_retries=None)
+
+
+@shared_task(acks_late=True)
+def sweep_pending_extractions() -> int:
+    """The beat's safety net: pending messages the broker lost go round again."""
+    from .services import ingest
+
+    return ingest.pending_extractions_sweep()

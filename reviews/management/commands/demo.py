@@ -1,0 +1,108 @@
+"""manage.py demo: a demo tenant, its people, and the demo conversations through the real pipeline.
+
+Re-running it adds nothing twice: the tenant and the accounts are reused, and messages are
+idempotent by id. Each run prints a fresh API key and a fresh login link for the subject
+``alice`` (neither is stored in readable form, so neither can be shown again).
+"""
+import json
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db.models import Count
+from django.utils.dateparse import parse_datetime
+
+from reviews.actors import SYSTEM
+from reviews.models import Candidate, Membership, Message, Role, Scope, Tenant
+from reviews.services.ingest import MessageInput, messages_ingest
+from reviews.services.tenants import api_key_create, staff_create, tenant_create
+
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "demo_conversations.jsonl"
+DEMO_TENANT = "demo"
+DEMO_PEOPLE = [("reviewer", "reviewer", Role.REVIEWER), ("auditor", "auditor", Role.AUDITOR)]
+DEMO_SUBJECT = "alice"
+
+
+def load_conversations(path: Path = FIXTURE) -> list[dict]:
+    with path.open(encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+def conversation_messages(conversation: dict) -> list[MessageInput]:
+    return [
+        MessageInput(
+            id=item["id"],
+            thread_id=conversation["thread_id"],
+            user_id=conversation["user_id"],
+            role=item["role"],
+            content=item["content"],
+            created_at=parse_datetime(item["created_at"]) if item.get("created_at") else None,
+        )
+        for item in conversation["messages"]
+    ]
+
+
+class Command(BaseCommand):
+    help = "Create the demo tenant, a reviewer and an auditor, and ingest the demo conversations."
+
+    def handle(self, *args, **options):
+        tenant = Tenant.objects.filter(slug=DEMO_TENANT).first()
+        if tenant is None:
+            tenant = tenant_create(slug=DEMO_TENANT, name="Demo")
+            self.stdout.write(f"Created tenant {DEMO_TENANT!r}.")
+        else:
+            self.stdout.write(f"Using tenant {DEMO_TENANT!r}.")
+        self._people(tenant)
+        self._conversations(tenant)
+        self._summary(tenant)
+
+    def _people(self, tenant: Tenant) -> None:
+        User = get_user_model()
+        for username, password, role in DEMO_PEOPLE:
+            user = User.objects.filter(username=username).first()
+            if user is None:
+                staff_create(tenant=tenant, username=username, role=role, password=password)
+                self.stdout.write(f"Created {role} {username!r} (password {password!r}).")
+            elif Membership.objects.filter(user=user, tenant=tenant).exists():
+                self.stdout.write(f"{role.capitalize()} {username!r} exists (password {password!r} unless changed).")
+            else:
+                self.stderr.write(f"User {username!r} exists but is not in tenant {DEMO_TENANT!r}; left alone.")
+
+    def _conversations(self, tenant: Tenant) -> None:
+        conversations = load_conversations()
+        in_process = settings.TASKS_IN_PROCESS
+        self.stdout.write(
+            f"Ingesting {len(conversations)} conversation(s) "
+            + ("(extraction in this process)…" if in_process else "(extraction on the Celery workers)…")
+        )
+        for index, conversation in enumerate(conversations, 1):
+            result = messages_ingest(tenant=tenant, messages=conversation_messages(conversation), actor=SYSTEM)
+            self.stdout.write(
+                f"  [{index}/{len(conversations)}] {conversation['user_id']} / {conversation['thread_id']}: "
+                f"{result.accepted} new, {result.duplicates} already there"
+                + (f", {result.paused} not kept (collection paused)" if result.paused else "")
+            )
+
+    def _summary(self, tenant: Tenant) -> None:
+        messages = dict(
+            Message.objects.filter(tenant=tenant).values_list("extraction_status").annotate(n=Count("pk")).order_by()
+        )
+        candidates = dict(
+            Candidate.objects.filter(tenant=tenant).values_list("status").annotate(n=Count("pk")).order_by()
+        )
+        self.stdout.write(f"Messages by extraction status: {messages}")
+        self.stdout.write(f"Candidates by status: {candidates}")
+        _, raw_key = api_key_create(tenant=tenant, scopes=[Scope.INGEST, Scope.RECALL], name="demo")
+        base = settings.MEMORY_PUBLIC_BASE_URL.rstrip("/")
+        self.stdout.write("")
+        self.stdout.write(f"Reviewer dashboard: {base}/login/  (reviewer / reviewer, auditor / auditor)")
+        self.stdout.write(f"API key (scopes ingest, recall; shown once): {raw_key}")
+        try:
+            from reviews.services.portal import portal_link_create
+        except ImportError:
+            self.stderr.write("Self-service links are not available in this build (reviews.services.portal missing).")
+            return
+        url, expires_at = portal_link_create(tenant=tenant, user_id=DEMO_SUBJECT, actor=SYSTEM)
+        self.stdout.write(f"Login link for subject {DEMO_SUBJECT!r} (opens once, until {expires_at:%Y-%m-%d %H:%M} UTC):")
+        self.stdout.write(url)
