@@ -307,6 +307,15 @@ def _is_contest(candidate: Candidate) -> bool:
     return CONTESTED_FLAG in (candidate.flags or [])
 
 
+def subject_waiting_count(subject: Subject) -> int:
+    """How many items await the subject (the badge on every page), in one query."""
+    return Candidate.objects.filter(
+        Q(status=CandidateStatus.PENDING_USER)
+        | Q(status=CandidateStatus.PENDING_REVIEW, has_conflict=True, conflict_fact__status=FactStatus.ACTIVE),
+        subject=subject,
+    ).count()
+
+
 def subject_waiting_item(subject: Subject, candidate_id: int) -> WaitingItem:
     """One open item of the subject (for re-rendering a card after an action)."""
     waiting = subject_waiting(subject)
@@ -444,5 +453,6 @@ __all__ = [
     "subject_memories",
     "subject_scopes",
     "subject_waiting",
+    "subject_waiting_count",
     "subject_waiting_item",
 ]

@@ -33,6 +33,7 @@ from ..portal_selectors import (
     subject_memories,
     subject_scopes,
     subject_waiting,
+    subject_waiting_count,
     subject_waiting_item,
 )
 from ..services.candidates import Resolution, candidate_approve, candidate_reject, candidate_settle_conflict
@@ -161,7 +162,7 @@ def _scope(request) -> dict:
 
 
 def _context(request, **extra) -> dict:
-    return {"subject": request.subject, "waiting_count": subject_waiting(request.subject).count, **extra}
+    return {"subject": request.subject, "waiting_count": subject_waiting_count(request.subject), **extra}
 
 
 # --- Entry ----------------------------------------------------------------------------------
@@ -270,8 +271,10 @@ def fact_contest_view(request, fact_id: int):
 
 
 def _waiting_page(request, *, error: DomainError | None = None, error_item: int | None = None, status=200):
-    context = _context(request, waiting=subject_waiting(request.subject), error=error, error_item=error_item,
-                       tab="waiting")
+    waiting = subject_waiting(request.subject)
+    if error_item not in {item.candidate.pk for item in (*waiting.questions, *waiting.conflicts)}:
+        error_item = None  # the item is gone (decided meanwhile): say so at the top
+    context = _context(request, waiting=waiting, error=error, error_item=error_item, tab="waiting")
     return render(request, "portal/waiting.html", context, status=status)
 
 

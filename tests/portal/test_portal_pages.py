@@ -1,0 +1,301 @@
+"""The self-service pages end to end through Django's test client (no JavaScript)."""
+import json
+import re
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from reviews.models import AuditEvent, Candidate, Fact, Message, Subject, SuppressedValue
+from reviews.normalize import value_digest
+from tests.conftest import candidate
+
+
+# Session, subject, facts, their versions, their source messages, the waiting badge.
+QUERIES_ON_HOME = 6
+
+
+def events(tenant, action, actor="subject:alice"):
+    return AuditEvent.objects.filter(tenant_id=tenant.pk, action=action, actor=actor)
+
+
+def text(response) -> str:
+    """The page's visible words, whitespace collapsed, for phrase assertions."""
+    html = response.content.decode()
+    html = re.sub(r"<(script|style)[^>]*>.*?</\1>", " ", html, flags=re.S)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).replace("&#x27;", "'")
+
+
+class TestMyMemories:
+    def test_facts_are_grouped_by_category_with_their_source(self, alice, alice_client):
+        page = text(alice_client.get("/me/"))
+        headings = ["Identity", "Preferences", "Constraints", "Scenario records", "Relations"]
+        positions = [page.index(heading) for heading in headings]
+        assert positions == sorted(positions)
+        identity = page[positions[0] : positions[1]]
+        assert "Your name Alice You said this on 8 Nov 2026 in a chat." in identity
+        assert "I'm Alice" in identity  # the quoted evidence
+        assert "Your role data engineer You said this on 8 Nov 2026 in a chat. Checked by our team." in identity
+        assert "Project: flask-migration · Database MySQL" in page[positions[2] : positions[3]]
+
+    def test_a_thread_scoped_fact_is_marked(self, alice, alice_client):
+        html = alice_client.get("/me/").content.decode()
+        card = html[html.index(f'id="fact-{alice.thread_pref.pk}"') :]
+        card = card[: card.index("</li>")]
+        assert "only for one conversation" in card
+        name_card = html[html.index(f'id="fact-{alice.name.pk}"') :]
+        assert "only for one conversation" not in name_card[: name_card.index("</li>")]
+
+    def test_a_business_system_fact_says_so(self, tenant, submit, alice_client):
+        submit(tenant, "alice", candidate(field="language", value="German", confidence=0.99), source="business_system")
+        assert "From the business system, on" in text(alice_client.get("/me/"))
+
+    def test_history_lists_every_version(self, tenant, alice, alice_client):
+        alice_client.post(f"/me/facts/{alice.name.pk}/correct/", {"value": "Alice Smith", "version": 1})
+        page = text(alice_client.get(f"/me/facts/{alice.name.pk}/"))
+        assert "History: 2 versions" in page
+        assert page.index("Alice Smith by you") < page.index("Alice from a chat")
+
+    def test_the_page_reads_in_a_fixed_number_of_queries(
+        self, tenant, submit, say, alice, alice_client, django_assert_max_num_queries
+    ):
+        for n in range(20):  # many more facts and sources: the same number of queries
+            say(tenant, "alice", f"extra-{n}", f"I like tea number {n}")
+            submit(tenant, "alice", candidate(field="preference", value=f"tea {n}", confidence=0.97,
+                                              source_message_id=f"extra-{n}", evidence=f"tea number {n}"))
+        with django_assert_max_num_queries(QUERIES_ON_HOME):
+            page = alice_client.get("/me/")
+        assert page.status_code == 200 and "tea 19" in page.content.decode()
+
+    def test_without_a_session_it_asks_for_a_link(self, client, db):
+        response = client.get("/me/")
+        assert response.status_code == 403 and "open your link again" in text(response)
+
+
+class TestWaiting:
+    def test_each_reason_has_its_question(self, alice, alice_client):
+        html = alice_client.get("/me/waiting/").content.decode()
+
+        def card(item):
+            start = html.index(f'id="item-{item.pk}"')
+            return re.sub(r"\s+", " ", html[start : html.index("</article>", start)])
+
+        assert "This is sensitive. May we remember it?" in card(alice.sensitive)
+        assert "Keep it for 90 days" in card(alice.sensitive) and "Keep it until I delete it" in card(alice.sensitive)
+        assert "not sure we understood you" in card(alice.unsure)
+        assert "Keep it for" not in card(alice.unsure)
+        assert "You mentioned this as a plan" in card(alice.plan)
+        conflict = card(alice.conflict)
+        assert "Which one is right?" in conflict
+        assert conflict.index("MySQL") < conflict.index("PostgreSQL")  # side by side: ours, then theirs
+
+    @pytest.mark.parametrize("keep,expected_days", [("retention", 90), ("forever", None)])
+    def test_confirming_a_sensitive_item_with_a_retention_choice(self, tenant, alice, alice_client, keep, expected_days):
+        response = alice_client.post(
+            f"/me/waiting/{alice.sensitive.pk}/confirm/", {"version": alice.sensitive.version, "keep": keep}
+        )
+        assert response.status_code == 302
+        fact = Fact.objects.get(subject__user_id="alice", field="health", status="active")
+        assert fact.value == "asthma"
+        if expected_days is None:
+            assert fact.expires_at is None
+            assert "Kept until you delete it." in text(alice_client.get("/me/"))
+        else:
+            assert abs(fact.expires_at - (timezone.now() + timedelta(days=expected_days))) < timedelta(minutes=1)
+            assert "We forget it on" in text(alice_client.get("/me/"))
+        event = events(tenant, "candidate.approved").get(object_id=str(alice.sensitive.pk))
+        assert event.reason_code == "subject_confirmed"
+
+    def test_correcting_an_item_publishes_the_right_value(self, tenant, alice, alice_client):
+        response = alice_client.post(
+            f"/me/waiting/{alice.unsure.pk}/correct/", {"version": alice.unsure.version, "value": "Hamburg"}
+        )
+        assert response.status_code == 302
+        assert Fact.objects.get(subject__user_id="alice", field="location").value == "Hamburg"
+        assert events(tenant, "candidate.edited_approved").filter(object_id=str(alice.unsure.pk)).exists()
+
+    def test_a_correction_needs_a_value(self, alice, alice_client):
+        response = alice_client.post(f"/me/waiting/{alice.unsure.pk}/correct/", {"version": 1, "value": " "})
+        assert response.status_code == 400 and Candidate.objects.get(pk=alice.unsure.pk).status == "pending_user"
+
+    def test_rejecting_an_item_suppresses_it(self, tenant, alice, alice_client):
+        alice_client.post(f"/me/waiting/{alice.plan.pk}/reject/", {"version": alice.plan.version})
+        item = Candidate.objects.get(pk=alice.plan.pk)
+        assert (item.status, item.reason, item.decided_by) == ("rejected", "subject_rejected", "subject:alice")
+        assert SuppressedValue.objects.filter(value_digest=value_digest("Redis")).exists()
+        assert events(tenant, "candidate.rejected").exists()
+
+    @pytest.mark.parametrize(
+        "resolution,value,expected",
+        [("keep_old", "", "MySQL"), ("take_new", "", "PostgreSQL"), ("edit", "SQLite", "SQLite")],
+    )
+    def test_settling_a_conflict(self, alice, alice_client, resolution, value, expected):
+        response = alice_client.post(
+            f"/me/waiting/{alice.conflict.pk}/settle/",
+            {"version": alice.conflict.version, "resolution": resolution, "value": value},
+        )
+        assert response.status_code == 302
+        assert Fact.objects.get(pk=alice.database.pk).value == expected
+        assert Candidate.objects.get(pk=alice.conflict.pk).decided_by == "subject:alice"
+
+    def test_htmx_swaps_the_card(self, alice, alice_client):
+        response = alice_client.post(
+            f"/me/waiting/{alice.plan.pk}/confirm/", {"version": alice.plan.version}, HTTP_HX_REQUEST="true"
+        )
+        assert response.status_code == 200
+        body = response.content.decode()
+        assert f'id="item-{alice.plan.pk}"' in body and "<html" not in body
+        assert "we will remember it" in body
+
+    def test_a_stale_decision_is_told_in_place(self, alice, alice_client):
+        alice_client.post(f"/me/waiting/{alice.plan.pk}/confirm/", {"version": alice.plan.version})
+        page = alice_client.post(f"/me/waiting/{alice.plan.pk}/reject/", {"version": alice.plan.version})
+        assert page.status_code == 409 and "Someone else decided this item first." in text(page)
+        fragment = alice_client.post(
+            f"/me/waiting/{alice.unsure.pk}/reject/", {"version": 99}, HTTP_HX_REQUEST="true"
+        )
+        assert fragment.status_code == 409
+        assert "Someone else decided" in fragment.content.decode() and "<html" not in fragment.content.decode()
+
+    def test_a_bad_form_is_a_400_not_a_500(self, alice, alice_client):
+        for data in ({}, {"version": "x"}, {"version": 1, "keep": "always"}):
+            response = alice_client.post(f"/me/waiting/{alice.sensitive.pk}/confirm/", data)
+            assert response.status_code == 400
+        response = alice_client.post(f"/me/waiting/{alice.conflict.pk}/settle/", {"version": 1, "resolution": "both"})
+        assert response.status_code == 400
+
+
+class TestFactControls:
+    def test_a_correction_wins_over_the_chat_and_shows_as_self_service(self, tenant, submit, alice, alice_client):
+        response = alice_client.post(
+            f"/me/facts/{alice.database.pk}/correct/", {"value": "PostgreSQL 16", "version": alice.database.version}
+        )
+        assert response.status_code == 302 and response["Location"] == f"/me/#fact-{alice.database.pk}"
+        fact = Fact.objects.get(pk=alice.database.pk)
+        assert (fact.value, fact.source, fact.version) == ("PostgreSQL 16", "self_service", 2)
+        assert events(tenant, "fact.edited").get().object_id == str(fact.pk)
+        # The chat says MySQL again, even as an explicit correction: it does not override.
+        [result] = submit(
+            tenant, "alice",
+            candidate(entity_type="project", entity_id="flask-migration", field="database", value="MySQL",
+                      confidence=0.99, supersedes=True),
+        )
+        assert result.status == "pending_review"
+        assert Fact.objects.get(pk=fact.pk).value == "PostgreSQL 16"
+        page = alice_client.get("/me/").content.decode()
+        card = page[page.index(f'id="fact-{fact.pk}"') :]
+        assert 'data-source="self_service"' in card[: card.index("</li>")]
+        assert "You wrote this yourself" in card[: card.index("</li>")]
+
+    @pytest.mark.parametrize("value,problem", [("", "empty"), ("password: hunter2hunter2", "credential")])
+    def test_a_bad_correction_is_refused_in_place(self, alice, alice_client, value, problem):
+        response = alice_client.post(f"/me/facts/{alice.name.pk}/correct/", {"value": value, "version": 1})
+        assert response.status_code == 400
+        assert Fact.objects.get(pk=alice.name.pk).value == "Alice"
+
+    def test_a_stale_correction_is_a_409(self, alice, alice_client):
+        response = alice_client.post(f"/me/facts/{alice.name.pk}/correct/", {"value": "Al", "version": 7})
+        assert response.status_code == 409 and "changed since you loaded it" in text(response)
+
+    def test_deleting_a_fact_shows_its_receipt(self, tenant, alice, alice_client):
+        response = alice_client.post(f"/me/facts/{alice.name.pk}/delete/", follow=True)
+        assert response.redirect_chain[-1][0] == "/me/controls/receipt/"
+        page = text(response)
+        assert "Deleted" in page and "1 memories (facts)" in page
+        assert not Fact.objects.filter(pk=alice.name.pk, status="active").exists()
+        assert AuditEvent.objects.filter(tenant_id=tenant.pk, action="memory.deleted", actor="subject:alice").exists()
+        # Reloading the receipt deletes nothing more.
+        assert alice_client.get("/me/controls/receipt/").status_code == 200
+
+    def test_contesting_from_the_page(self, tenant, alice, alice_client):
+        page = text(alice_client.get(f"/me/facts/{alice.role.pk}/"))
+        assert "Ask our team to look again" in page
+        assert "Ask our team to look again" not in text(alice_client.get(f"/me/facts/{alice.name.pk}/"))
+        response = alice_client.post(f"/me/facts/{alice.role.pk}/contest/", {"note": "not any more"}, follow=True)
+        assert "With our team" in text(response) and "not any more" in text(response)
+        assert events(tenant, "fact.contested").exists()
+
+    def test_contesting_a_fact_nobody_reviewed_is_refused(self, alice, alice_client):
+        response = alice_client.post(f"/me/facts/{alice.name.pk}/contest/", {})
+        assert response.status_code == 409
+
+
+class TestControls:
+    def test_pause_and_resume(self, tenant, alice, alice_client):
+        response = alice_client.post("/me/controls/pause/", {"paused": "1"}, follow=True)
+        assert "Memory is paused" in text(response)
+        assert Subject.objects.get(tenant=tenant, user_id="alice").collection_paused
+        fragment = alice_client.post("/me/controls/pause/", {"paused": "0"}, HTTP_HX_REQUEST="true")
+        assert 'data-paused="0"' in fragment.content.decode() and "<html" not in fragment.content.decode()
+        assert not Subject.objects.get(tenant=tenant, user_id="alice").collection_paused
+        assert events(tenant, "subject.collection_paused").exists()
+        assert events(tenant, "subject.collection_resumed").exists()
+        assert alice_client.post("/me/controls/pause/", {"paused": "maybe"}).status_code == 302
+
+    def test_download_everything(self, tenant, alice, alice_client):
+        response = alice_client.get("/me/controls/export.json")
+        assert response.status_code == 200 and response["Content-Type"] == "application/json"
+        assert response["Content-Disposition"].startswith('attachment; filename="my-memories-')
+        document = json.loads(response.content)
+        assert document["user_id"] == "alice" and len(document["messages"]) == 4
+        assert events(tenant, "subject.exported").exists()
+
+    def test_the_controls_list_conversations_topics_and_fields(self, alice, alice_client):
+        page = text(alice_client.get("/me/controls/"))
+        assert "alice-t1" in page and "alice-t2" in page
+        assert "Project: flask-migration" in page and "Your name" in page
+
+    def test_delete_by_conversation(self, tenant, alice, alice_client):
+        confirm = alice_client.get("/me/controls/delete/", {"thread_id": "alice-t1"})
+        assert confirm.status_code == 200
+        page = text(confirm)
+        assert "Conversation alice-t1" in page and "2 chat messages" in page and "3 memories (facts)" in page
+        response = alice_client.post("/me/controls/delete/", {"thread_id": "alice-t1"}, follow=True)
+        receipt = text(response)
+        assert "2 chat messages" in receipt and "3 memories (facts)" in receipt
+        assert not Message.objects.filter(subject__user_id="alice", thread_id="alice-t1").exists()
+        assert Message.objects.filter(subject__user_id="alice", thread_id="alice-t2").count() == 2
+        assert not Fact.objects.filter(pk__in=[alice.name.pk, alice.role.pk, alice.database.pk], status="active")
+        assert Fact.objects.get(pk=alice.thread_pref.pk).status == "active"
+        assert AuditEvent.objects.filter(tenant_id=tenant.pk, action="memory.deleted", actor="subject:alice").exists()
+
+    def test_delete_by_entity(self, alice, alice_client):
+        confirm = alice_client.get("/me/controls/delete/", {"entity": "project:flask-migration"})
+        assert confirm.status_code == 200 and "0 chat messages" in text(confirm)
+        alice_client.post("/me/controls/delete/", {"entity": "project:flask-migration"})
+        assert Fact.objects.get(pk=alice.database.pk).status == "deleted"
+        assert Fact.objects.get(pk=alice.name.pk).status == "active"
+        assert Message.objects.filter(subject__user_id="alice").count() == 4
+
+    def test_delete_by_field(self, alice, alice_client):
+        alice_client.post("/me/controls/delete/", {"field": "role"})
+        assert Fact.objects.get(pk=alice.role.pk).status == "deleted"
+        assert Fact.objects.get(pk=alice.name.pk).status == "active"
+
+    def test_a_deletion_needs_a_scope(self, alice, alice_client):
+        response = alice_client.post("/me/controls/delete/", {})
+        assert response.status_code == 302
+        assert Fact.objects.filter(subject__user_id="alice", status="active").count() == 4
+
+    def test_forget_me_confirms_with_counts_then_erases(self, tenant, alice, alice_client):
+        confirm = text(alice_client.get("/me/controls/forget/"))
+        assert "4 memories (facts)" in confirm and "4 chat messages" in confirm
+        assert f"{Candidate.objects.filter(subject__user_id='alice').count()} suggestions" in confirm
+        refused = alice_client.post("/me/controls/forget/", {})
+        assert refused.status_code == 400 and Fact.objects.filter(subject__user_id="alice").exists()
+        response = alice_client.post("/me/controls/forget/", {"confirm": "yes"}, follow=True)
+        receipt = text(response)
+        assert "Deleted" in receipt and "4 chat messages" in receipt
+        assert not Fact.objects.filter(subject__user_id="alice").exists()
+        assert not Message.objects.filter(subject__user_id="alice").exists()
+        assert AuditEvent.objects.filter(tenant_id=tenant.pk, action="subject.erased", actor="subject:alice").exists()
+        assert "does not remember anything about you" in text(alice_client.get("/me/"))
+
+
+class TestLanguages:
+    def test_the_pages_speak_simplified_chinese(self, alice, alice_client):
+        page = text(alice_client.get("/me/", HTTP_ACCEPT_LANGUAGE="zh-Hans"))
+        assert "我的记忆" in page and "身份" in page
+        assert "2026年11月8日" in page
+        waiting = text(alice_client.get("/me/waiting/", HTTP_ACCEPT_LANGUAGE="zh-Hans"))
+        assert "等你确认" in waiting and "保留 90 天" in waiting
