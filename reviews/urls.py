@@ -3,6 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from .views import home, reviewer, stats
+from .views import recall as recall_views
 
 app_name = "reviews"
 
@@ -21,4 +22,7 @@ urlpatterns = [
     path("review/candidates/<int:pk>/settle", reviewer.settle, name="candidate-settle"),
     path("review/entities/<int:pk>/", reviewer.entity_detail, name="entity"),
     path("review/entities/<int:pk>/merge", reviewer.entity_merge_view, name="entity-merge"),
+    path("audit/recalls/", recall_views.recall_list, name="recalls"),
+    path("audit/recalls/<int:pk>/", recall_views.recall_detail, name="recall"),
+    path("audit/facts/<int:pk>/", recall_views.fact_recalls, name="fact-recalls"),
 ]

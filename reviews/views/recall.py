@@ -1,0 +1,82 @@
+"""Recall records for auditors (SPEC §1, §5): which facts, at which versions, went to which
+caller, when, for which query; and, for each fact, the recalls that returned it."""
+from __future__ import annotations
+
+from functools import wraps
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from ..models import ApiKey, Fact, RecallRecord
+from ..permissions import can_audit, staff_tenant
+from ..selectors import recall_record_facts, recall_records_page, recalls_of_fact
+
+
+def auditor_view(view):
+    """Signed-in auditors and tenant admins of a tenant; other staff are refused (403)."""
+
+    @require_GET
+    @login_required
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        request.tenant = staff_tenant(request.user)
+        if not can_audit(request.user):
+            raise PermissionDenied("Recall records are for auditors.")
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def _caller_names(tenant, records) -> dict[str, str]:
+    """``api_key:<prefix>`` → the key's name, for the callers on this page."""
+    prefixes = {record.caller.partition(":")[2] for record in records if record.caller.startswith("api_key:")}
+    keys = ApiKey.objects.filter(tenant=tenant, prefix__in=prefixes).values_list("prefix", "name")
+    return {f"api_key:{prefix}": name for prefix, name in keys if name}
+
+
+def _positive_int(raw: str | None) -> int | None:
+    return int(raw) if raw and raw.isdigit() and len(raw) < 19 else None
+
+
+@auditor_view
+def recall_list(request):
+    user_id = request.GET.get("user_id", "").strip()[:128]
+    caller = request.GET.get("caller", "").strip()[:160]
+    page = recall_records_page(
+        tenant=request.tenant, user_id=user_id, caller=caller, before=_positive_int(request.GET.get("before"))
+    )
+    context = {
+        "page": page,
+        "filters": {"user_id": user_id, "caller": caller},
+        "caller_names": _caller_names(request.tenant, page.records),
+    }
+    template = "recall/list.html#results" if request.htmx else "recall/list.html"
+    return render(request, template, context)
+
+
+@auditor_view
+def recall_detail(request, pk: int):
+    record = get_object_or_404(RecallRecord, tenant=request.tenant, pk=pk)
+    return render(
+        request,
+        "recall/detail.html",
+        {"record": record, "facts": recall_record_facts(record), "caller_names": _caller_names(request.tenant, [record])},
+    )
+
+
+@auditor_view
+def fact_recalls(request, pk: int):
+    fact = get_object_or_404(Fact.objects.select_related("entity", "subject"), tenant=request.tenant, pk=pk)
+    recalls = recalls_of_fact(fact)
+    return render(
+        request,
+        "recall/fact.html",
+        {
+            "fact": fact,
+            "versions": list(fact.versions.order_by("-version")),
+            "recalls": recalls,
+            "caller_names": _caller_names(request.tenant, recalls),
+        },
+    )
