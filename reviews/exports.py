@@ -258,7 +258,7 @@ class AuditExporter:
     filters: ExportFilters
     format: str = ExportFormat.JSONL
     events: QuerySet | None = None
-    chunk: int = CHUNK
+    chunk: int = field(default_factory=lambda: CHUNK)
     rows: int = 0
     first: dict | None = None
     last: dict | None = None
@@ -356,7 +356,7 @@ class FileVerifyResult:
         return self.problems[0] if self.problems else None
 
 
-def _event_from_row(row: dict) -> AuditEvent:
+def event_from_row(row: dict) -> AuditEvent:
     values = {column: row[column] for column in HASHED_COLUMNS}
     values["created_at"] = datetime.fromisoformat(row["created_at"])
     return AuditEvent(**values)
@@ -419,7 +419,7 @@ def _decode_csv(stream: IO[bytes]) -> Iterator[tuple[int, bytes, dict | None, di
 
 def _row_problem(row: dict, *, check_values: bool) -> str | None:
     try:
-        event = _event_from_row(row)
+        event = event_from_row(row)
         expected = event_hash(prev_hash=row["prev_hash"], event=event)
     except (KeyError, TypeError, ValueError):
         return "row is missing columns or has malformed ones"

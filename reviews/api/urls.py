@@ -1,11 +1,13 @@
 """API v1 routes (SPEC §7). Each area adds its operations here."""
 from django.urls import path
 
+from .audit import AuditExportApi
 from .candidates import CandidateSubmitApi
 from .messages import MessagesIngestApi
 from .portal_link import PortalLinkCreateApi
 from .recall import RecallApi
 from .review import ReviewApproveApi, ReviewDeferApi, ReviewQueueApi, ReviewRejectApi
+from .users import UserFactDeleteApi, UserFactsApi
 
 urlpatterns = [
     path("candidates", CandidateSubmitApi.as_view(), name="candidates-submit"),
@@ -16,4 +18,7 @@ urlpatterns = [
     path("review/candidates/<int:candidate_id>/reject", ReviewRejectApi.as_view(), name="review-reject"),
     path("review/candidates/<int:candidate_id>/defer", ReviewDeferApi.as_view(), name="review-defer"),
     path("users/<str:user_id>/portal-link", PortalLinkCreateApi.as_view(), name="portal-link-create"),
+    path("users/<str:user_id>/facts", UserFactsApi.as_view(), name="user-facts"),
+    path("users/<str:user_id>/facts/<int:fact_id>", UserFactDeleteApi.as_view(), name="user-fact-delete"),
+    path("audit/export", AuditExportApi.as_view(), name="audit-export"),
 ]

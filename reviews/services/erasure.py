@@ -222,7 +222,8 @@ def forget_facts(
 ) -> list[int]:
     """Turn ``facts`` into tombstones and remove every copy of their values.
 
-    1. Collect the values: each fact's and each earlier version's (and ``extra_values``).
+    1. Collect the values: each fact's and each earlier version's (and ``extra_values``),
+       then those of the candidates that go (step 3).
     2. Tombstone the facts (``status``, no value, no evidence) and delete their versions.
     3. The candidates matched by ``candidates`` or holding one of the values in the same
        slot: deleted, or (``delete_candidates=False``, expiry) kept with the value blanked
@@ -237,7 +238,6 @@ def forget_facts(
     fact_ids = [fact.pk for fact in facts]
     versions = FactVersion.objects.filter(fact_id__in=fact_ids)
     values = {fact.value for fact in facts} | set(versions.values_list("value", flat=True)) | set(extra_values)
-    values.discard("")
     receipt.count("fact_versions", versions.delete()[0])
     receipt.count("store_items", _projection_keys(facts))
     receipt.count("facts", len(facts))
@@ -253,7 +253,11 @@ def forget_facts(
         same_value = [pk for pk, value in slot.values_list("pk", "value") if value and value_digest(value) in digests]
         held |= Q(pk__in=same_value)
     doomed = Candidate.objects.filter(Q(subject=subject) & (held | candidates))
-    candidate_ids = list(doomed.values_list("pk", flat=True))
+    candidate_ids = []
+    for pk, value in doomed.values_list("pk", "value"):
+        candidate_ids.append(pk)
+        values.add(value)
+    values.discard("")
     if delete_candidates:
         FactVersion.objects.filter(candidate_id__in=candidate_ids).update(candidate=None)
         receipt.count("candidates", Candidate.objects.filter(pk__in=candidate_ids).delete()[0])
@@ -335,9 +339,10 @@ def _suppress(subject: Subject, facts: list[Fact]) -> None:
 
 def parse_entity_ref(entity: str) -> tuple[str, str]:
     entity_type, sep, entity_id = (entity or "").partition(":")
+    entity_type, entity_id = normalize_text(entity_type), entity_id.strip()
     if not sep or not entity_type or not entity_id:
         raise InvalidInput("An entity is written type:id, e.g. project:flask-migration.", details={"entity": entity})
-    return normalize_text(entity_type), entity_id.strip()
+    return entity_type, entity_id
 
 
 @transaction.atomic

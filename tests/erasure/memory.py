@@ -38,7 +38,8 @@ VALUES = {
     "name": [NAME],
     "location": [LOCATION_OLD, LOCATION],
     "health": [HEALTH],
-    "project": [DATABASE, TECH, PROJECT_NAME, PROJECT_STATUS],
+    "project": [DATABASE, TECH, PROJECT_STATUS],
+    "project_name": [PROJECT_NAME],
     "thread": [THREAD_PREFERENCE],
     "preference": [PREFERENCE],
 }
