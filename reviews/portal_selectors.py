@@ -76,6 +76,7 @@ COUNT_LABELS = {
     "recall_records": _("records of what agents recalled"),
     "store_items": _("copies in the agents' memory store"),
     "audit_values": _("values in the audit log (the log keeps only fingerprints)"),
+    "export_files": _("audit export files that held them"),
 }
 
 

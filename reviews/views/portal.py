@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, gettext_noop
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -52,6 +52,19 @@ RECEIPT_SESSION_KEY = "portal_receipt"
 # A portal session outlives a closed tab for a while, but not a day on a shared device.
 PORTAL_SESSION_SECONDS = 2 * 3600
 KEEP_RETENTION, KEEP_UNTIL_DELETED = "retention", "forever"
+# What the services may tell a subject; pages translate an error's message by its text.
+SERVICE_MESSAGES = [
+    gettext_noop("Someone else decided this item first."),
+    gettext_noop("The value cannot be empty."),
+    gettext_noop("The value is longer than 1000 characters."),
+    gettext_noop("The value contains a null character."),
+    gettext_noop("The value looks like a credential; credentials are never stored."),
+    gettext_noop("This fact changed since you loaded it."),
+    gettext_noop("Another fact already holds this value."),
+    gettext_noop("Write the value to keep."),
+    gettext_noop("The tenant's schema no longer allows this field."),
+    gettext_noop("Only a fact a reviewer approved can be contested; edit or delete this one directly."),
+]
 SCOPE_LABELS = {
     "thread_id": gettext_lazy("Conversation"),
     "entity": gettext_lazy("About"),
@@ -405,7 +418,7 @@ def pause(request):
     try:
         data = _parse(PauseForm, request.POST)
     except DomainError as exc:
-        messages.error(request, exc.message)
+        messages.error(request, _(exc.message))
         return redirect("reviews:portal_controls")
     subject = subject_set_paused(paused=data["paused"], **_scope(request))
     if request.htmx:
@@ -439,7 +452,7 @@ def delete_scope(request):
     except NotFound:
         raise
     except DomainError as exc:
-        messages.error(request, exc.message)
+        messages.error(request, _(exc.message))
         return redirect("reviews:portal_controls")
     if request.method == "GET":
         context = _context(request, counts=describe_counts(counts), scope=_describe_scope(scope), form_scope=scope,
