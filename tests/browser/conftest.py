@@ -77,7 +77,8 @@ def login(page, live_server):
         page.goto("/login/")
         page.fill("input[name=username]", username)
         page.fill("input[name=password]", password)
-        page.click("button[type=submit]")
+        # The language switcher in the top bar has submit buttons too.
+        page.click("form:has(input[name=password]) button[type=submit]")
         page.wait_for_load_state("networkidle")
 
     return do

@@ -1,0 +1,10 @@
+from django import template
+
+from .. import permissions
+
+register = template.Library()
+
+
+@register.filter
+def can_audit(user) -> bool:
+    return permissions.can_audit(user)
