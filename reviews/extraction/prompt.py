@@ -61,7 +61,9 @@ def render_request(context: ExtractionContext) -> str:
     if context.known_entities:
         for entity in context.known_entities:
             aliases = ", ".join(alias for alias in entity.aliases if alias) or entity.display_name
-            lines.append(f"- {entity.entity_type}:{entity.entity_id} — {aliases}")
+            # The subject is "user:me" to the model, whatever their id in the host application.
+            entity_id = "me" if entity.entity_type == "user" else entity.entity_id
+            lines.append(f"- {entity.entity_type}:{entity_id} — {aliases}")
     else:
         lines.append("- (none yet)")
     lines.append("")

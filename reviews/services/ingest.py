@@ -39,7 +39,7 @@ from ..models import CandidateStatus, Entity, EntityAlias, ExtractionStatus, Mes
 from ..schema import TenantSchema
 from ..secrets import mask_secrets
 from .candidates import CandidateInput, SubmitResult, candidates_submit
-from .entities import USER_ENTITY_TYPE, alias_add
+from .entities import SELF_ALIASES, USER_ENTITY_TYPE, alias_add
 
 logger = logging.getLogger(__name__)
 
@@ -376,6 +376,10 @@ def extraction_context_build(message: Message, *, schema: TenantSchema | None = 
     aliases: dict[int, list[str]] = {}
     for entity_pk, alias in EntityAlias.objects.filter(entity__in=entities).values_list("entity_id", "alias"):
         aliases.setdefault(entity_pk, []).append(alias)
+    known = [KnownEntity(e.entity_type, e.entity_id, e.display_name, tuple(aliases.get(e.pk, ()))) for e in entities]
+    if not any(entity.entity_type == USER_ENTITY_TYPE for entity in known):
+        # The subject is always known, before their first fact too.
+        known.insert(0, KnownEntity(USER_ENTITY_TYPE, subject.user_id, "", (subject.user_id, *SELF_ALIASES)))
     schema = schema or TenantSchema.load(subject.tenant)
     allowed = tuple(
         f"{rule.entity_type}.{rule.field} ({rule.cardinality}, {rule.sensitivity})"
@@ -387,9 +391,7 @@ def extraction_context_build(message: Message, *, schema: TenantSchema | None = 
         message_id=message.message_id,
         role=message.role,
         content=message.content,
-        known_entities=tuple(
-            KnownEntity(e.entity_type, e.entity_id, e.display_name, tuple(aliases.get(e.pk, ()))) for e in entities
-        ),
+        known_entities=tuple(known),
         thread_history=tuple(PriorMessage(*row) for row in reversed(history)),
         allowed_fields=allowed,
     )
