@@ -1,0 +1,92 @@
+"""The stats page and the numbers behind it (candidates and audit events only)."""
+from datetime import timedelta
+
+from django.utils import timezone
+
+from reviews.actors import Actor
+from reviews.models import Candidate
+from reviews.selectors import (
+    decisions_per_day,
+    decisions_per_reviewer,
+    extractor_quality,
+    reviewer_agreement,
+    waiting_items_series,
+)
+from reviews.services.candidates import candidate_defer, candidate_reject
+from tests.conftest import candidate
+from tests.review.conftest import XSS_VALUE, approve_as, propose
+
+
+def reject_as(user, item, note="wrong"):
+    return candidate_reject(tenant=item.tenant, candidate_id=item.pk, version=item.version, note=note,
+                            actor=Actor.reviewer(user))
+
+
+class TestNumbers:
+    def test_waiting_items_follow_creation_and_decision_times(self, tenant, review_queue, reviewer):
+        now = timezone.now()
+        Candidate.objects.filter(pk=review_queue.evidence.pk).update(created_at=now - timedelta(days=3))
+        Candidate.objects.filter(pk=review_queue.conflict.pk).update(
+            created_at=now - timedelta(days=5), decided_at=now - timedelta(days=2), status="rejected"
+        )
+        series = waiting_items_series(tenant=tenant, days=7, now=now)
+        assert [count for _, count in series] == [0, 1, 1, 2, 1, 1, 3]
+        assert series[-1][0] == timezone.localtime(now).date()
+
+    def test_decisions_per_day_and_per_reviewer(self, tenant, review_queue, reviewer, second_reviewer):
+        approve_as(reviewer, review_queue.evidence)
+        approve_as(reviewer, review_queue.conflict, value="PostgreSQL 16")
+        reject_as(second_reviewer, review_queue.new_entity)
+        [deferred] = propose(tenant, "alice", candidate(field="preference", value="tea"))
+        candidate_defer(tenant=tenant, candidate_id=deferred.pk, version=1, actor=Actor("api_key", "k1"))
+        days = decisions_per_day(tenant=tenant, days=3)
+        assert len(days) == 3 and days[-1][1] == {"approved": 1, "edited": 1, "rejected": 1, "deferred": 1}
+        assert decisions_per_reviewer(tenant=tenant) == {
+            f"reviewer:{reviewer.pk}": {"approved": 1, "edited": 1},
+            f"reviewer:{second_reviewer.pk}": {"rejected": 1},
+        }
+
+    def test_extractor_quality(self, tenant, review_queue, reviewer):
+        approve_as(reviewer, review_queue.evidence, value="Berlin, DE")  # v2, edited
+        reject_as(reviewer, review_queue.conflict)  # v2, rejected
+        rows = {(row.extractor, row.prompt_version): row for row in extractor_quality(tenant=tenant)}
+        v1, v2 = rows[("rules", "v1")], rows[("rules", "v2")]
+        assert (v2.approved, v2.edited, v2.rejected, v2.waiting) == (0, 1, 1, 0)
+        assert (v1.approved, v1.waiting) == (1, 2)  # the auto-approved database; new entity + waiting for user
+        assert v2.share("edited") == 0.5
+
+    def test_agreement_on_the_same_kind_of_item(self, tenant, reviewer, second_reviewer):
+        # The same (entity type, field, normalised value) for two users, decided by both reviewers.
+        a1, b1 = propose(tenant, "u1", candidate(field="preference", value="Dark mode"),
+                         candidate(field="preference", value="tabs"))
+        a2, b2 = propose(tenant, "u2", candidate(field="preference", value="dark mode "),
+                         candidate(field="preference", value="Tabs"))
+        approve_as(reviewer, a1)
+        approve_as(second_reviewer, a2)  # agree
+        approve_as(reviewer, b1)
+        reject_as(second_reviewer, b2)  # disagree
+        [pair] = reviewer_agreement(tenant=tenant)
+        assert {pair.first, pair.second} == {f"reviewer:{reviewer.pk}", f"reviewer:{second_reviewer.pk}"}
+        assert (pair.pairs, pair.agreed, pair.rate) == (2, 1, 0.5)
+
+
+class TestPage:
+    def test_it_draws_the_charts(self, tenant, review_queue, reviewer, second_reviewer, reviewer_client):
+        approve_as(reviewer, review_queue.evidence)
+        reject_as(second_reviewer, review_queue.new_entity)
+        html = reviewer_client.get("/review/stats/").content.decode()
+        assert 'data-chart="waiting"' in html and 'data-chart="decisions"' in html
+        assert html.count('<rect class="c-approved"') == 1 and html.count('<rect class="c-rejected"') == 1
+        assert 'data-kpi="waiting">2<' in html
+        assert "<td>rita</td>" in html and "<td>rob</td>" in html
+
+    def test_labels_are_escaped(self, tenant, reviewer_client):
+        propose(tenant, "alice", candidate(), extractor=XSS_VALUE, prompt_version="</script>")
+        html = reviewer_client.get("/review/stats/").content.decode()
+        assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+        assert "<code>&lt;/script&gt;</code>" in html
+
+    def test_query_count_is_fixed(self, tenant, review_queue, reviewer, reviewer_client, django_assert_max_num_queries):
+        approve_as(reviewer, review_queue.evidence)
+        with django_assert_max_num_queries(10):
+            assert reviewer_client.get("/review/stats/").status_code == 200
