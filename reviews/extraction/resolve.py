@@ -52,7 +52,7 @@ _LEADING_ARTICLES = re.compile(r"^(?:the|our|my|a|an)\s+", re.I)
 
 def project_entity_id(name: str) -> str:
     """A stable id for a project, the same for its Chinese and English names."""
-    text = normalize_text(name)
+    text = normalize_text(name).replace("_", " ")
     text = _LEADING_ARTICLES.sub("", text)
     changed = True
     while changed:
@@ -67,6 +67,15 @@ def project_entity_id(name: str) -> str:
 
 def organization_entity_id(name: str) -> str:
     return slugify_entity_id(_LEADING_ARTICLES.sub("", normalize_text(name)))
+
+
+def canonical_entity_id(entity_type: str, name: str) -> str:
+    """The id a name of this entity type resolves to, the same however it is written."""
+    if entity_type == "project":
+        return project_entity_id(name)
+    if entity_type == "organization":
+        return organization_entity_id(name)
+    return slugify_entity_id(name)
 
 
 _SPACE = re.compile(r"\s+")

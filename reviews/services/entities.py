@@ -59,22 +59,39 @@ class EntityResolver:
         return self._cache[key]
 
     def _find(self, entity_type: str, entity_id: str, entity_name: str) -> Entity | None:
+        # Imported here: the extraction package imports the services.
+        from ..extraction.resolve import canonical_entity_id
+
+        given = [name for name in (entity_id, entity_name) if name]
         slug = slugify_entity_id(entity_id or entity_name)
-        entity = Entity.objects.filter(subject=self.subject, entity_type=entity_type, entity_id=slug).first()
-        if entity is not None:
-            return entity
-        names = {normalize_text(name) for name in (entity_id, entity_name) if name}
-        alias = (
-            EntityAlias.objects.filter(
-                subject=self.subject, entity__entity_type=entity_type, normalized__in=names
+        # The id as given first, then the canonical ids of every name given ("Flask 迁移项目"
+        # and "the Flask migration project" are both project:flask-migration).
+        slugs = [slug, *(canonical_entity_id(entity_type, name) for name in given)]
+        found = {
+            e.entity_id: e for e in Entity.objects.filter(subject=self.subject, entity_type=entity_type, entity_id__in=slugs)
+        }
+        entity = next((found[s] for s in slugs if s in found), None)
+        if entity is None:
+            names = {normalize_text(name) for name in given}
+            alias = (
+                EntityAlias.objects.filter(subject=self.subject, entity__entity_type=entity_type, normalized__in=names)
+                .select_related("entity")
+                .first()
             )
-            .select_related("entity")
-            .first()
-        )
-        return alias.entity if alias else None
+            entity = alias.entity if alias else None
+        if entity is not None and entity_name:
+            # Reached by one name, known from now on by this one too.
+            alias_add(entity=entity, names=[entity_name])
+        return entity
 
     def _create(self, entity_type: str, entity_id: str, entity_name: str, extra_aliases=()) -> Entity:
-        slug = slugify_entity_id(entity_id or entity_name)
+        from ..extraction.resolve import canonical_entity_id
+
+        given = entity_id or entity_name
+        slug = slugify_entity_id(given)
+        if slug != given:
+            # A display name where an id belongs ("Flask 迁移项目"): use the id its other names reach.
+            slug = canonical_entity_id(entity_type, given)
         try:
             with transaction.atomic():
                 entity = Entity.objects.create(
