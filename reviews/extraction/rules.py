@@ -210,7 +210,7 @@ CORRECTION_EN = re.compile(
 CORRECTION_MARKERS = re.compile(r"(?i)^(?:correction|update|actually)\b|更正|纠正一下|更新一下|补充更正")
 PAST_MARKERS = re.compile(r"(?i)原来|之前|以前|过去|曾经|\bused to\b|\bpreviously\b|\bformerly\b")
 PLAN_MARKERS = re.compile(
-    r"(?i)可能要|可能会|也许会?|打算|计划|准备|考虑|想换|想用|想要换|\bmight\b|\bmay\b|\bplan(?:ning)? to\b|"
+    r"(?i)可能要|可能会|也许会?|打算|计划(?:要|把|在|下|明|今|将|于)|准备|考虑|想换|想用|想要换|\bmight\b|\bmay\b|\bplan(?:ning)? to\b|"
     r"\bthinking (?:about|of)\b|\bconsidering\b|\bgoing to\b|\bcould switch\b"
 )
 USAGE_MARKERS = re.compile(
@@ -324,13 +324,21 @@ class _MessageReader:
         for sentence in _sentences(self.context.content):
             if "[redacted" in sentence.text or _is_question(sentence):
                 continue
-            plan = bool(PLAN_MARKERS.search(sentence.text))
+            plan = bool(PLAN_MARKERS.search(self._without_project_names(sentence.text)))
             correction = bool(CORRECTION_MARKERS.search(sentence.text))
             self._sensitive(sentence)
             self._identity(sentence, plan=plan, correction=correction)
             self._projects(sentence, plan=plan, correction=correction)
             self._preferences(sentence)
         return self.facts
+
+    def _without_project_names(self, text: str) -> str:
+        # "星图计划现在用 TiDB" states a fact: the 计划 is part of a name, not a plan.
+        lower = text.lower()
+        for alias, _ in self._known_projects:
+            if alias in lower:
+                lower = lower.replace(alias, " ")
+        return lower
 
     def _sensitive(self, sentence: Span) -> None:
         lower = sentence.lower
@@ -499,7 +507,8 @@ class _MessageReader:
                 if WORKS_ON_ZH.search(clause.text) or WORKS_ON_EN.search(clause.text):
                     self.emit_user("relation:works_on", f"project:{project.entity_id}", sentence, kind=Kind.RELATION)
             if has_tech:
-                self._tech(clause, sentence, plan=plan or bool(PLAN_MARKERS.search(clause.text)), correction=correction)
+                clause_plan = bool(PLAN_MARKERS.search(self._without_project_names(clause.text)))
+                self._tech(clause, sentence, plan=plan or clause_plan, correction=correction)
 
     def _tech(self, clause: Span, sentence: Span, *, plan: bool, correction: bool) -> None:
         project = self.current_project
