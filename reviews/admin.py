@@ -3,13 +3,17 @@
 Schema and policy are editable; memory rows are read-only (every change to memory goes
 through a service, so it is audited); audit events can never be changed.
 """
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.http import StreamingHttpResponse
 
+from .actors import Actor
+from .exports import ExportFilters
 from .models import (
     ApiKey,
     AuditEvent,
     Candidate,
     Entity,
+    ExportFormat,
     Fact,
     FieldDefinition,
     Membership,
@@ -18,6 +22,25 @@ from .models import (
     Subject,
     Tenant,
 )
+from .services.audit_export import audit_export_stream
+
+
+def export_audit_selection(model_admin, request, queryset, format):
+    """Stream the selected events of one tenant (a chain is per tenant), audited like any export."""
+    tenant_ids = list(queryset.order_by().values_list("tenant_id", flat=True).distinct()[:2])
+    if len(tenant_ids) != 1:
+        model_admin.message_user(request, "Select the events of one tenant (filter by tenant id).", messages.ERROR)
+        return None
+    exporter = audit_export_stream(
+        tenant=Tenant.objects.get(pk=tenant_ids[0]),
+        filters=ExportFilters(),
+        format=format,
+        actor=Actor.reviewer(request.user),
+        events=queryset.order_by(),
+    )
+    response = StreamingHttpResponse(exporter.stream(), content_type=exporter.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{exporter.file_name()}"'
+    return response
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -119,4 +142,13 @@ class RecallRecordAdmin(ReadOnlyAdmin):
 @admin.register(AuditEvent)
 class AuditEventAdmin(ReadOnlyAdmin):
     list_display = ["seq", "tenant_id", "created_at", "actor", "action", "object_type", "object_id", "subject_user_id"]
-    list_filter = ["action"]
+    list_filter = ["action", "tenant_id"]
+    actions = ["export_jsonl", "export_csv"]
+
+    @admin.action(description="Export selected audit events (JSON Lines, with manifest)")
+    def export_jsonl(self, request, queryset):
+        return export_audit_selection(self, request, queryset, ExportFormat.JSONL)
+
+    @admin.action(description="Export selected audit events (CSV, with manifest)")
+    def export_csv(self, request, queryset):
+        return export_audit_selection(self, request, queryset, ExportFormat.CSV)

@@ -263,6 +263,8 @@ class AuditExporter:
     first: dict | None = None
     last: dict | None = None
     _digest: "hashlib._Hash" = field(default_factory=hashlib.sha256, repr=False)
+    _finished: bool = False
+    _final: dict | None = None
 
     def __post_init__(self):
         self.codec = CODECS[ExportFormat(self.format)]
@@ -289,17 +291,20 @@ class AuditExporter:
     def data_chunks(self) -> Iterator[bytes]:
         """The header and the rows, one chunk per keyset page."""
         yield self._emit(self.codec.header())
-        if self.snapshot.empty:
-            return
-        for batch in iter_row_batches(self.events, self.chunk):
-            self.first = self.first or batch[0]
-            self.last = batch[-1]
-            self.rows += len(batch)
-            yield self._emit(self.codec.rows(batch))
+        if not self.snapshot.empty:
+            for batch in iter_row_batches(self.events, self.chunk):
+                self.first = self.first or batch[0]
+                self.last = batch[-1]
+                self.rows += len(batch)
+                yield self._emit(self.codec.rows(batch))
+        self._finished = True
 
     def manifest(self) -> dict:
+        """What the export holds; fixed (and the same on every call) once the rows are written."""
+        if self._final is not None:
+            return self._final
         snapshot = self.snapshot
-        return {
+        manifest = {
             "kind": MANIFEST_KIND,
             "version": 1,
             "tenant": self.tenant.slug,
@@ -318,6 +323,9 @@ class AuditExporter:
             "from_genesis": self.contiguous and snapshot.seq_from <= 1,
             "sha256": self._digest.hexdigest(),
         }
+        if self._finished:
+            self._final = manifest
+        return manifest
 
     def stream(self) -> Iterator[bytes]:
         yield from self.data_chunks()

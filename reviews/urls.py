@@ -2,7 +2,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from .views import home, reviewer, stats
+from .views import auditor, home, reviewer, stats
 from .views import recall as recall_views
 
 app_name = "reviews"
@@ -22,6 +22,13 @@ urlpatterns = [
     path("review/candidates/<int:pk>/settle", reviewer.settle, name="candidate-settle"),
     path("review/entities/<int:pk>/", reviewer.entity_detail, name="entity"),
     path("review/entities/<int:pk>/merge", reviewer.entity_merge_view, name="entity-merge"),
+    path("audit/", auditor.audit_home, name="audit"),
+    path("audit/export", auditor.export_download_now, name="audit-download"),
+    path("audit/exports/", auditor.export_start, name="audit-export-start"),
+    path("audit/exports/<int:pk>/", auditor.export_detail, name="audit-export"),
+    path("audit/exports/<int:pk>/file", auditor.export_file, name="audit-export-file"),
+    path("audit/exports/<int:pk>/manifest", auditor.export_manifest, name="audit-export-manifest"),
+    path("audit/verify/", auditor.verify, name="audit-verify"),
     path("audit/recalls/", recall_views.recall_list, name="recalls"),
     path("audit/recalls/<int:pk>/", recall_views.recall_detail, name="recall"),
     path("audit/facts/<int:pk>/", recall_views.fact_recalls, name="fact-recalls"),

@@ -13,15 +13,23 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from .. import audit
 from ..actors import Actor
 from ..audit import EventDraft
 from ..errors import InvalidInput, NotFound
-from ..exports import AuditExporter, ChainSnapshot, ExportFilters, export_queryset
-from ..models import AuditExport, ExportFormat, ExportStatus, Tenant
+from ..exports import (
+    AuditExporter,
+    ChainSnapshot,
+    ExportFilters,
+    FileVerifyResult,
+    RowProblem,
+    export_queryset,
+    verify_export_file,
+)
+from ..models import AuditEvent, AuditExport, ExportFormat, ExportStatus, Tenant
 
 logger = logging.getLogger(__name__)
 
@@ -50,9 +58,12 @@ def _export_event(*, tenant: Tenant, actor: Actor, action: str, object_id, after
     )
 
 
-def audit_export_stream(*, tenant: Tenant, filters: ExportFilters, format: str, actor: Actor) -> AuditExporter:
+def audit_export_stream(
+    *, tenant: Tenant, filters: ExportFilters, format: str, actor: Actor, events: QuerySet | None = None
+) -> AuditExporter:
     """Record that ``actor`` exports, then hand back the exporter whose ``stream()`` the
-    caller sends (the rows are read while the response is written, page by page)."""
+    caller sends (the rows are read while the response is written, page by page).
+    ``events`` narrows the export to a selection of the tenant's events (the admin's)."""
     _check_format(format)
     with transaction.atomic():
         _export_event(
@@ -60,9 +71,9 @@ def audit_export_stream(*, tenant: Tenant, filters: ExportFilters, format: str, 
             actor=actor,
             action="audit.exported",
             object_id="stream",
-            after={"format": format, "filters": filters.as_dict()},
+            after={"format": format, "filters": filters.as_dict(), "selection": events is not None},
         )
-    return AuditExporter(tenant=tenant, filters=filters, format=format)
+    return AuditExporter(tenant=tenant, filters=filters, format=format, events=events)
 
 
 @transaction.atomic
@@ -196,3 +207,27 @@ def audit_exports_purge(*, tenant_id: int, erased: Q) -> int:
     )
     transaction.on_commit(lambda: [path.unlink(missing_ok=True) for path in files])
     return len(doomed)
+
+
+def audit_file_verify(
+    stream, *, tenant: Tenant | None = None, manifest: dict | None = None, check_values: bool = True
+) -> FileVerifyResult:
+    """Verify an exported file (:func:`reviews.exports.verify_export_file`), then hold its
+    manifest against this database: the chain head it names must be the event stored at
+    that sequence, so even a file re-hashed end to end is caught. ``tenant`` (a page's)
+    refuses a file of another tenant."""
+    result = verify_export_file(stream, manifest=manifest, check_values=check_values)
+    manifest = result.manifest or {}
+    tenant_id = manifest.get("tenant_id")
+    if tenant is not None and tenant_id != tenant.pk:
+        result.problems.insert(0, RowProblem(0, None, "the file is not an export of this tenant"))
+        return result
+    head = manifest.get("chain_head") or {}
+    if tenant_id is None or not head.get("seq"):
+        return result
+    stored = AuditEvent.objects.filter(tenant_id=tenant_id, seq=head["seq"]).values_list("hash", flat=True).first()
+    if stored is None:
+        result.problems.append(RowProblem(0, None, "this database has no event at the chain head the manifest names"))
+    elif stored != head.get("hash"):
+        result.problems.append(RowProblem(0, None, "the chain head in the manifest does not match this database"))
+    return result

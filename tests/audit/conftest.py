@@ -24,3 +24,9 @@ def jsonl_records(data: bytes) -> tuple[list[dict], dict]:
 
 def as_stream(data: bytes):
     return io.BytesIO(data)
+
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    """Staff personas log in here on every test: a slow password hash only costs time."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

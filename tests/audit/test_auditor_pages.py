@@ -1,0 +1,196 @@
+"""Auditor pages: export now, export in the background with progress and a download, verify."""
+import io
+import json
+
+import pytest
+
+from reviews.actors import Actor
+from reviews.audit import verify_tenant
+from reviews.models import AuditEvent, AuditExport, ExportStatus, Role
+from reviews.services.erasure import subject_erase
+from reviews.services.tenants import staff_create
+from tests.conftest import PASSWORD
+from tests.erasure.memory import NAME, USER
+
+from .conftest import export_bytes
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+    return tmp_path
+
+
+@pytest.fixture
+def as_user(client):
+    def login(user):
+        assert client.login(username=user.username, password=PASSWORD)
+        return client
+
+    return login
+
+
+@pytest.fixture
+def run_on_commit(django_capture_on_commit_callbacks):
+    return lambda: django_capture_on_commit_callbacks(execute=True)
+
+
+def start_export(client, run_on_commit, **data):
+    with run_on_commit():
+        response = client.post("/audit/exports/", {"format": "jsonl", **data})
+    assert response.status_code == 302, response.content
+    return AuditExport.objects.get(pk=int(response["Location"].rstrip("/").rsplit("/", 1)[1]))
+
+
+def test_the_audit_page_shows_the_form(as_user, auditor, memory):
+    response = as_user(auditor).get("/audit/")
+    assert response.status_code == 200
+    assert b"Export the audit trail" in response.content
+    assert b'name="since"' in response.content and b"Export in the background" in response.content
+
+
+def test_download_now_streams_the_export(as_user, auditor, memory, tenant):
+    response = as_user(auditor).get("/audit/export", {"format": "csv", "user_id": USER})
+    assert response.status_code == 200 and response.streaming
+    assert response["Content-Type"].startswith("text/csv")
+    body = b"".join(response.streaming_content).decode()
+    assert body.startswith("tenant_id,seq,") and "#manifest" in body
+    event = AuditEvent.objects.filter(tenant_id=tenant.pk).order_by("-seq").first()
+    assert (event.action, event.actor) == ("audit.exported", f"reviewer:{auditor.pk}")
+
+
+def test_invalid_filters_re_render_the_form(as_user, auditor, memory):
+    response = as_user(auditor).get("/audit/export", {"format": "xml", "since": "soon"})
+    assert response.status_code == 400
+    assert b"Select a valid choice" in response.content and b"Enter a valid date/time" in response.content
+
+
+def test_a_background_export_runs_and_offers_its_file(as_user, auditor, memory, tenant, media, run_on_commit):
+    client = as_user(auditor)
+    job = start_export(client, run_on_commit, user_id=USER)
+
+    job.refresh_from_db()
+    assert job.status == ExportStatus.READY and job.requested_by == f"reviewer:{auditor.pk}"
+    assert (media / "exports" / "tenant-1").is_dir()
+    page = client.get(f"/audit/exports/{job.pk}/")
+    assert b"<progress" in page.content and b"Download the file" in page.content
+    download = client.get(f"/audit/exports/{job.pk}/file")
+    assert download.status_code == 200
+    data = b"".join(download.streaming_content)
+    rows = [json.loads(line) for line in data.splitlines()]
+    assert rows[-1]["manifest"] == job.manifest
+    assert job.manifest["rows"] == len(rows) - 1 == job.rows_done == job.rows_total
+    manifest = client.get(f"/audit/exports/{job.pk}/manifest")
+    assert manifest.json() == job.manifest
+    actions = list(AuditEvent.objects.filter(tenant_id=tenant.pk).values_list("action", flat=True))
+    assert actions[-2:] == ["audit.export_requested", "audit.exported"]
+
+
+def test_htmx_polls_only_the_progress_block(as_user, auditor, memory, tenant):
+    job = AuditExport.objects.create(tenant=tenant, requested_by="x", rows_total=10, rows_done=4,
+                                     status=ExportStatus.RUNNING)
+    response = as_user(auditor).get(f"/audit/exports/{job.pk}/", HTTP_HX_REQUEST="true")
+    html = response.content.decode()
+    assert html.lstrip().startswith('<div id="export-progress"')
+    assert 'hx-trigger="every 1s"' in html and 'value="40"' in html
+    job.status = ExportStatus.READY
+    job.save()
+    html = as_user(auditor).get(f"/audit/exports/{job.pk}/", HTTP_HX_REQUEST="true").content.decode()
+    assert "hx-trigger" not in html
+
+
+def test_an_erasure_deletes_export_files_that_carry_the_subjects_values(
+    as_user, auditor, memory, tenant, media, run_on_commit
+):
+    client = as_user(auditor)
+    with_subject = start_export(client, run_on_commit)
+    others_only = start_export(client, run_on_commit, user_id="u-keep")
+    path = media / "exports" / AuditExport.objects.get(pk=with_subject.pk).file_name
+    assert NAME.encode() in path.read_bytes()
+
+    with run_on_commit():
+        receipt = subject_erase(tenant=tenant, user_id=USER, actor=Actor("api_key", "admin"))
+
+    assert receipt.deleted["export_files"] == 1
+    assert not path.exists()
+    purged = AuditExport.objects.get(pk=with_subject.pk)
+    assert (purged.status, purged.file_name) == (ExportStatus.PURGED, "")
+    assert client.get(f"/audit/exports/{with_subject.pk}/file").status_code == 404
+    assert AuditExport.objects.get(pk=others_only.pk).status == ExportStatus.READY
+    assert verify_tenant(tenant.pk).ok
+
+
+def test_verify_runs_the_chain_check(as_user, auditor, memory, tenant):
+    response = as_user(auditor).post("/audit/verify/", {"check": "chain"})
+    assert response.status_code == 200
+    assert b'data-result="ok"' in response.content
+    assert f"{AuditEvent.objects.filter(tenant_id=tenant.pk).count()} events".encode() in response.content
+
+
+def test_verify_names_the_tampered_row_of_an_uploaded_file(as_user, auditor, memory, tenant):
+    data = export_bytes(tenant)
+    forged = data.replace(NAME.encode(), b"Mallory", 1)
+    upload = io.BytesIO(forged)
+    upload.name = "audit.jsonl"
+    response = as_user(auditor).post("/audit/verify/", {"check": "file", "file": upload})
+    html = response.content.decode()
+    assert 'data-result="broken"' in html and "values do not match their digests" in html
+    assert "(event #" in html
+
+    good = io.BytesIO(data)
+    good.name = "audit.jsonl"
+    assert b'data-result="ok"' in as_user(auditor).post("/audit/verify/", {"check": "file", "file": good}).content
+
+
+def test_a_file_of_another_tenant_is_refused(as_user, auditor, memory, other_tenant):
+    upload = io.BytesIO(export_bytes(other_tenant))
+    upload.name = "theirs.jsonl"
+    html = as_user(auditor).post("/audit/verify/", {"check": "file", "file": upload}).content.decode()
+    assert "not an export of this tenant" in html
+
+
+def test_a_tenant_admin_may_audit(as_user, tenant_admin, memory):
+    assert as_user(tenant_admin).get("/audit/").status_code == 200
+
+
+PAGES = ["/audit/", "/audit/export", "/audit/verify/"]
+
+
+@pytest.mark.parametrize("url", PAGES)
+def test_a_reviewer_is_refused(as_user, reviewer, url):
+    assert as_user(reviewer).get(url).status_code == 403
+
+
+def test_a_reviewer_cannot_start_verify_or_download(as_user, reviewer, auditor, memory, tenant, run_on_commit):
+    job = start_export(as_user(auditor), run_on_commit)
+    client = as_user(reviewer)
+    assert client.post("/audit/exports/", {"format": "jsonl"}).status_code == 403
+    assert client.post("/audit/verify/", {"check": "chain"}).status_code == 403
+    for suffix in ("", "file", "manifest"):
+        assert client.get(f"/audit/exports/{job.pk}/{suffix}").status_code == 403
+    assert AuditExport.objects.count() == 1
+
+
+@pytest.mark.parametrize("url", PAGES)
+def test_anonymous_visitors_are_sent_to_sign_in(client, url):
+    response = client.get(url)
+    assert response.status_code == 302 and response["Location"].startswith("/login/")
+
+
+def test_another_tenants_auditor_sees_nothing_of_ours(as_user, auditor, memory, tenant, other_tenant, run_on_commit):
+    job = start_export(as_user(auditor), run_on_commit)
+    theirs = staff_create(tenant=other_tenant, username="oscar", role=Role.AUDITOR, password=PASSWORD)
+    client = as_user(theirs)
+    for suffix in ("", "file", "manifest"):
+        assert client.get(f"/audit/exports/{job.pk}/{suffix}").status_code == 404
+    body = b"".join(client.get("/audit/export", {"user_id": USER}).streaming_content)
+    assert json.loads(body)["manifest"]["rows"] == 0
+    assert f"#{job.pk}".encode() not in client.get("/audit/").content
+
+
+def test_an_outsider_reviewer_finds_nothing(as_user, outsider, memory, auditor, run_on_commit):
+    job = start_export(as_user(auditor), run_on_commit)
+    client = as_user(outsider)
+    assert client.get(f"/audit/exports/{job.pk}/file").status_code == 403
