@@ -200,8 +200,9 @@ def enter(request, token: str):
             response = redirect("reviews:portal_home")
     except PortalLinkRefused as refused:
         response = render(request, "portal/link_refused.html", {"why": refused.why}, status=refused.http_status)
-    # The token is in the URL: keep it out of Referer headers and search engines.
-    response["Referrer-Policy"] = "no-referrer"
+    # The token is in the URL: never send it to another site in a Referer header.
+    # ("no-referrer" would also blank the Origin of our own POST, which CSRF checks.)
+    response["Referrer-Policy"] = "same-origin"
     response["X-Robots-Tag"] = "noindex"
     return response
 

@@ -70,7 +70,7 @@ class TestRedeem:
         url, _ = portal_link_create(tenant=tenant, user_id="alice", actor=SYSTEM)
         page = client.get(link_path(url))
         assert page.status_code == 200 and b"Open my memories" in page.content
-        assert page["Referrer-Policy"] == "no-referrer" and "no-store" in page["Cache-Control"]
+        assert page["Referrer-Policy"] == "same-origin" and "no-store" in page["Cache-Control"]
         response = client.post(link_path(url))
         assert response.status_code == 302 and response["Location"] == "/me/"
         subject = Subject.objects.get(user_id="alice")
