@@ -137,7 +137,7 @@ class QueueFilterForm(forms.Form):
 @require_GET
 @staff_view
 def queue(request):
-    form = QueueFilterForm(request.GET or None, tenant=request.tenant)
+    form = QueueFilterForm(request.GET or None, tenant=request.tenant, initial={"status": CandidateStatus.PENDING_REVIEW})
     if form.is_bound:
         form.is_valid()  # errors are shown beside the fields; the valid filters still apply
     filters = form.filters() if form.is_bound else QueueFilters()

@@ -135,8 +135,9 @@
     var decided = detail.requestConfig && detail.requestConfig.verb === "post";
     var swapped = decided && detail.elt && detail.elt.matches ? detail.elt : null;
     if (swapped && swapped.matches("[data-item]")) {
-      var next = swapped.dataset.open === "1" ? swapped : nextOpenAfter(swapped) || swapped;
-      focusItem(next);
+      // Done: on to the next open item. A refusal or a colleague's earlier decision: stay and read it.
+      var done = swapped.querySelector('[data-notice="success"]');
+      focusItem(done ? nextOpenAfter(swapped) || swapped : swapped);
     } else if (!document.body.contains(current)) {
       current = null;
       currentItem();

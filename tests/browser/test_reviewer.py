@@ -1,0 +1,217 @@
+"""A reviewer's day in a real browser: sign in, filter, decide by keyboard and mouse, settle a
+conflict, meet a colleague's earlier decision, switch language, and never run a user's markup."""
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from reviews.models import AuditEvent, Candidate, Fact
+from tests.conftest import PASSWORD, candidate
+from tests.review.conftest import TEMPLATE_VALUE, XSS_VALUE, approve_as, propose, review_queue  # noqa: F401
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def status_of(item) -> str:
+    return Candidate.objects.get(pk=item.pk).status
+
+
+def article(page, item):
+    return page.locator(f"#item-{item.pk}")
+
+
+def signed_in_context(browser, live_server, username, **options):
+    context = browser.new_context(base_url=live_server.url, locale=options.pop("locale", "en-US"), **options)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    page.goto("/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("form:has(input[name=password]) button[type=submit]")
+    page.wait_for_load_state("networkidle")
+    return context, page
+
+
+def test_sign_in_filter_and_approve_with_the_keyboard(page, login, screenshot, review_queue, reviewer):
+    login("rita")
+    expect(page).to_have_url(re.compile(r"/review/$"))
+    expect(page.locator("[data-item]")).to_have_count(3)
+    screenshot(page, "review-queue")
+
+    page.select_option("#id_field", "location")
+    page.click("[data-filters] button[type=submit]")
+    page.wait_for_function("location.search.includes('field=location')")  # htmx pushed the filter
+    expect(page.locator("[data-item]")).to_have_count(1)
+
+    page.keyboard.press("?")
+    expect(page.locator("[data-keys]")).to_have_attribute("open", "")
+    page.keyboard.press("?")
+    page.keyboard.press("j")
+    page.keyboard.press("k")
+    expect(article(page, review_queue.evidence)).to_have_class(re.compile(r"\bcurrent\b"))
+    page.keyboard.press("a")
+    expect(article(page, review_queue.evidence).locator("[data-notice=success]")).to_contain_text(
+        "Approved: location = “Berlin”."
+    )
+    assert status_of(review_queue.evidence) == "approved"
+    assert AuditEvent.objects.get(action="candidate.approved").actor == f"reviewer:{reviewer.pk}"
+
+
+def test_edit_then_approve_and_reject_with_a_reason(page, login, review_queue, reviewer):
+    login("rita")
+    # The first item is current; after a decision the focus moves on to the next open one.
+    page.keyboard.press("e")
+    edit = article(page, review_queue.evidence).locator("textarea[name=value]")
+    expect(edit).to_be_focused()
+    edit.fill("Berlin, Germany")
+    article(page, review_queue.evidence).locator("details[data-action=edit] button[type=submit]").click()
+    expect(article(page, review_queue.evidence).locator("[data-notice=success]")).to_contain_text("Edited and approved")
+    assert Fact.objects.get(pk=Candidate.objects.get(pk=review_queue.evidence.pk).fact_id).value == "Berlin, Germany"
+
+    expect(article(page, review_queue.conflict)).to_have_class(re.compile(r"\bcurrent\b"))
+    page.keyboard.press("j")
+    page.keyboard.press("r")
+    reason = article(page, review_queue.new_entity).locator("input[name=note]")
+    expect(reason).to_be_focused()
+    reason.press("Enter")  # an empty reason is refused by the browser before anything is sent
+    assert status_of(review_queue.new_entity) == "pending_review"
+    reason.fill("not their employer")
+    reason.press("Enter")
+    expect(article(page, review_queue.new_entity).locator("[data-notice=success]")).to_contain_text("Rejected")
+    item = Candidate.objects.get(pk=review_queue.new_entity.pk)
+    assert (item.status, item.note) == ("rejected", "not their employer")
+
+
+def test_defer_and_bulk_approve_a_selection(page, login, tenant, review_queue, reviewer):
+    extra = propose(tenant, "bob", candidate(field="preference", value="tea"), candidate(field="preference", value="jazz"))
+    login("rita")
+    page.keyboard.press("d")
+    expect(article(page, review_queue.evidence).locator("[data-notice=success]")).to_contain_text("Sent to the user")
+    assert status_of(review_queue.evidence) == "pending_user"
+
+    page.keyboard.press("j")  # conflict -> new entity
+    page.keyboard.press("x")
+    page.keyboard.press("j")
+    page.keyboard.press("x")
+    expect(page.locator("[data-selected-count]")).to_have_text("2")
+    page.click("#bulk-form button[value=approve]")
+    expect(page.locator(".messages li.success")).to_have_text("Approved 2 items.")
+    assert [status_of(item) for item in (review_queue.new_entity, extra[0])] == ["approved", "approved"]
+    assert status_of(extra[1]) == "pending_review"
+
+
+def test_settle_a_conflict_side_by_side(page, login, screenshot, review_queue, reviewer):
+    login("rita")
+    page.goto(f"/review/candidates/{review_queue.conflict.pk}/")
+    sides = page.locator("[data-conflict] .side")
+    expect(sides.nth(0)).to_contain_text("MySQL")
+    expect(sides.nth(1)).to_contain_text("PostgreSQL")
+    expect(sides.nth(0)).to_contain_text("Confidence")
+    expect(page.locator("button[data-resolution=keep_both]")).to_have_count(0)  # a `one` field
+    screenshot(page, "review-conflict")
+    page.fill(f"#merge-{review_queue.conflict.pk}", "PostgreSQL 16 (migrated from MySQL)")
+    page.click("button[data-resolution=edit]")
+    expect(page.locator("[data-notice=success]")).to_contain_text("Conflict settled")
+    fact = Fact.objects.get(pk=review_queue.database_fact.pk)
+    assert (fact.value, fact.version) == ("PostgreSQL 16 (migrated from MySQL)", 2)
+
+
+def test_the_second_reviewer_meets_the_stale_path(browser, live_server, review_queue, reviewer, second_reviewer):
+    rita_context, rita = signed_in_context(browser, live_server, "rita")
+    rob_context, rob = signed_in_context(browser, live_server, "rob")
+    try:
+        expect(rob.locator("[data-item]")).to_have_count(3)  # rob loaded the page before rita decided
+        rita.keyboard.press("a")
+        expect(article(rita, review_queue.evidence).locator("[data-notice=success]")).to_be_visible()
+
+        rob.keyboard.press("r")
+        rob.keyboard.type("I think this is wrong")
+        rob.keyboard.press("Enter")
+        notice = article(rob, review_queue.evidence).locator("[data-notice=stale]")
+        expect(notice).to_contain_text("rita decided this item first: approved (location = “Berlin”)")
+        expect(notice).to_contain_text("Your decision was not applied.")
+        expect(article(rob, review_queue.evidence).locator("[data-action=approve]")).to_have_count(0)
+        assert status_of(review_queue.evidence) == "approved"
+        assert not AuditEvent.objects.filter(action="candidate.rejected").exists()
+    finally:
+        rita_context.close()
+        rob_context.close()
+
+
+def test_language_follows_the_browser_and_the_switcher(browser, live_server, page, login, review_queue, reviewer,
+                                                      second_reviewer):
+    login("rita")
+    expect(page.locator("h1")).to_have_text("Review queue")
+    page.click("form.language button[value=zh-hans]")
+    expect(page.locator("h1")).to_have_text("审核队列")
+    expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
+    page.click("form.language button[value=en]")
+    expect(page.locator("h1")).to_have_text("Review queue")
+
+    context, chinese = signed_in_context(browser, live_server, "rob", locale="zh-CN")
+    try:
+        expect(chinese.locator("h1")).to_have_text("审核队列")
+        expect(chinese.locator(f"#item-{review_queue.evidence.pk} [data-action=approve] button")).to_contain_text("批准")
+    finally:
+        context.close()
+
+
+def test_every_action_works_without_javascript(browser, live_server, review_queue, reviewer):
+    context, page = signed_in_context(browser, live_server, "rita", java_script_enabled=False)
+    try:
+        article(page, review_queue.evidence).locator("[data-action=approve] button").click()
+        expect(page.locator(".messages li.success")).to_have_text("Approved: location = “Berlin”.")
+        assert status_of(review_queue.evidence) == "approved"
+        item = article(page, review_queue.new_entity)
+        item.locator("details[data-action=reject] summary").click()
+        item.locator("input[name=note]").fill("wrong company")
+        item.locator("details[data-action=reject] button[type=submit]").click()
+        expect(page.locator(".messages li.success")).to_contain_text("Rejected")
+        assert status_of(review_queue.new_entity) == "rejected"
+    finally:
+        context.close()
+
+
+def test_hostile_values_render_as_text_on_every_page(page, login, tenant, reviewer, review_queue):
+    from tests.review.conftest import store_thread
+
+    store_thread(tenant, "eve", "t-x", [("x-1", "user", f"call me {XSS_VALUE} please")])
+    xss, template = propose(
+        tenant,
+        "eve",
+        candidate(value=XSS_VALUE, source_message_id="x-1", evidence=XSS_VALUE),
+        candidate(entity_type="organization", entity_id="evil", entity_name=XSS_VALUE, field="industry",
+                  value=TEMPLATE_VALUE),
+        extractor=XSS_VALUE,
+        prompt_version="</script>",
+    )
+    approve_as(reviewer, propose(tenant, "eve", candidate(field="preference", value=TEMPLATE_VALUE))[0])
+    dialogs = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    login("rita")
+    for path in (
+        "/review/?user_id=eve",
+        f"/review/candidates/{xss.pk}/",
+        f"/review/entities/{template.entity_id}/",
+        "/review/stats/",
+        "/review/?user_id=eve&status=all",
+    ):
+        page.goto(path)
+        page.wait_for_load_state("networkidle")
+        expect(page.get_by_text(XSS_VALUE).first).to_be_visible()
+        assert page.locator("img[src=x]").count() == 0
+    page.goto("/review/?user_id=eve")
+    expect(page.get_by_text(TEMPLATE_VALUE).first).to_be_visible()
+    expect(page.locator("mark").first).to_have_text(XSS_VALUE)
+    assert dialogs == []
+
+
+def test_stats_page_in_chinese(page, login, screenshot, review_queue, reviewer, second_reviewer):
+    approve_as(reviewer, review_queue.evidence)
+    approve_as(second_reviewer, review_queue.new_entity)
+    login("rita")
+    page.click("form.language button[value=zh-hans]")
+    page.goto("/review/stats/")
+    expect(page.locator("h1")).to_have_text("审核统计")
+    expect(page.locator("[data-chart=decisions] rect")).to_have_count(1)
+    screenshot(page, "review-stats-zh")
