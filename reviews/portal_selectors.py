@@ -440,20 +440,3 @@ def describe_counts(counts: dict) -> list[tuple[str, str, int]]:
     other = [(key, key.replace("_", " "), int(n or 0)) for key, n in sorted(counts.items()) if key not in COUNT_LABELS]
     return known + other
 
-
-__all__ = [
-    "SECTIONS",
-    "Scopes",
-    "Section",
-    "Waiting",
-    "describe_counts",
-    "entity_label",
-    "erasure_preview",
-    "field_label",
-    "subject_fact",
-    "subject_memories",
-    "subject_scopes",
-    "subject_waiting",
-    "subject_waiting_count",
-    "subject_waiting_item",
-]

@@ -174,36 +174,30 @@ def portal_link_redeem(*, token: str) -> PortalLink:
         claimed = PortalLink.objects.filter(pk=link.pk, used_at__isnull=True, expires_at__gt=now).update(used_at=now)
         if claimed:
             link.used_at = now
-            audit.record(
-                link.tenant_id,
-                EventDraft(
-                    actor=str(Actor.subject(link.subject.user_id)),
-                    action="portal_link.redeemed",
-                    object_type="portal_link",
-                    object_id=link.pk,
-                    subject_user_id=link.subject.user_id,
-                ),
-            )
+            audit.record(link.tenant_id, _link_event(link, "portal_link.redeemed"))
             return link
-    _record_refusal(token, "used")
-    raise PortalLinkRefused("used")
+    # Someone else claimed it first, or it expired between the check and the claim.
+    why = "used" if PortalLink.objects.filter(pk=link.pk, used_at__isnull=False).exists() else "expired"
+    _record_refusal(token, why)
+    raise PortalLinkRefused(why)
 
 
 @transaction.atomic
 def _record_refusal(token: str, why: str) -> None:
     link = PortalLink.objects.select_related("subject").filter(token_digest=token_digest(token)).first()
-    if link is None:
-        return
-    audit.record(
-        link.tenant_id,
-        EventDraft(
-            actor=str(Actor.subject(link.subject.user_id)),
-            action="portal_link.refused",
-            object_type="portal_link",
-            object_id=link.pk,
-            subject_user_id=link.subject.user_id,
-            reason_code=why,
-        ),
+    if link is not None:
+        audit.record(link.tenant_id, _link_event(link, "portal_link.refused", reason_code=why))
+
+
+def _link_event(link: PortalLink, action: str, reason_code: str = "") -> EventDraft:
+    """An event of the link's use, by the subject it was made for (whoever holds it acts as them)."""
+    return EventDraft(
+        actor=str(Actor.subject(link.subject.user_id)),
+        action=action,
+        object_type="portal_link",
+        object_id=link.pk,
+        subject_user_id=link.subject.user_id,
+        reason_code=reason_code,
     )
 
 

@@ -315,11 +315,12 @@ def _item_failed(request, candidate_id: int, exc: DomainError):
                 request, "portal/waiting.html#item_done", {"message": exc.message, "candidate_id": candidate_id},
                 status=exc.http_status,
             )
-        return render(request, "portal/waiting.html#item", {"item": item, "error": exc}, status=exc.http_status)
+        context = {"item": item, "error": exc, "error_item": candidate_id}
+        return render(request, "portal/waiting.html#item", context, status=exc.http_status)
     return _waiting_page(request, error=exc, error_item=candidate_id, status=exc.http_status)
 
 
-def _decide(request, candidate_id: int, action):
+def _decide_item(request, candidate_id: int, action):
     try:
         message = action()
     except NotFound:
@@ -329,11 +330,9 @@ def _decide(request, candidate_id: int, action):
     return _item_done(request, candidate_id, message)
 
 
-@require_POST
-@subject_required
-def item_confirm(request, candidate_id: int):
+def _approve(request, candidate_id: int, form_class, done: str):
     def action():
-        data = _parse(ConfirmForm, request.POST)
+        data = _parse(form_class, request.POST)
         candidate_approve(
             tenant=request.subject.tenant,
             candidate_id=candidate_id,
@@ -343,28 +342,21 @@ def item_confirm(request, candidate_id: int):
             keep=data["keep"] == KEEP_UNTIL_DELETED,
             user_id=request.subject.user_id,
         )
-        return _("Thank you: we will remember it.")
+        return done
 
-    return _decide(request, candidate_id, action)
+    return _decide_item(request, candidate_id, action)
+
+
+@require_POST
+@subject_required
+def item_confirm(request, candidate_id: int):
+    return _approve(request, candidate_id, ConfirmForm, _("Thank you: we will remember it."))
 
 
 @require_POST
 @subject_required
 def item_correct(request, candidate_id: int):
-    def action():
-        data = _parse(CorrectForm, request.POST)
-        candidate_approve(
-            tenant=request.subject.tenant,
-            candidate_id=candidate_id,
-            version=data["version"],
-            actor=request.portal_actor,
-            value=data["value"],
-            keep=data["keep"] == KEEP_UNTIL_DELETED,
-            user_id=request.subject.user_id,
-        )
-        return _("Thank you: we will remember it as you wrote it.")
-
-    return _decide(request, candidate_id, action)
+    return _approve(request, candidate_id, CorrectForm, _("Thank you: we will remember it as you wrote it."))
 
 
 @require_POST
@@ -381,7 +373,7 @@ def item_reject(request, candidate_id: int):
         )
         return _("Done: we will not remember it, and will not suggest it again.")
 
-    return _decide(request, candidate_id, action)
+    return _decide_item(request, candidate_id, action)
 
 
 @require_POST
@@ -400,7 +392,7 @@ def conflict_settle(request, candidate_id: int):
         )
         return _("Settled: we remember the value you chose.")
 
-    return _decide(request, candidate_id, action)
+    return _decide_item(request, candidate_id, action)
 
 
 # --- Controls -------------------------------------------------------------------------------
