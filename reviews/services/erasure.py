@@ -132,24 +132,30 @@ def _mentions(pattern: re.Pattern, *parts) -> bool:
 
 
 def _redact_rows(queryset, fields: list[str], pattern: re.Pattern) -> int:
-    """Cut the values out of these text columns; returns how many rows changed."""
-    changed = 0
+    """Cut the values out of these text columns; returns how many rows changed.
+
+    Changes are written after the read: SQLite does not isolate a cursor from writes to
+    the table it iterates."""
+    changes = []
     for row in queryset.only("pk", *fields).iterator(chunk_size=500):
         updates = {name: _cut(pattern, getattr(row, name)) for name in fields}
         if any(updates[name] != getattr(row, name) for name in fields):
-            type(row).objects.filter(pk=row.pk).update(**updates)
-            changed += 1
-    return changed
+            changes.append((row.pk, updates))
+    for pk, updates in changes:
+        queryset.model.objects.filter(pk=pk).update(**updates)
+    return len(changes)
 
 
-def _redact_recall_records(*, subject: Subject, pattern: re.Pattern) -> int:
-    changed = 0
-    for record in RecallRecord.objects.filter(tenant_id=subject.tenant_id, user_id=subject.user_id).iterator():
-        query = _cut_json(pattern, record.query)
-        if query != record.query:
-            RecallRecord.objects.filter(pk=record.pk).update(query=query)
-            changed += 1
-    return changed
+def _rewrite_recall_queries(*, subject: Subject, rewrite) -> int:
+    records = RecallRecord.objects.filter(tenant_id=subject.tenant_id, user_id=subject.user_id)
+    changes = [
+        (pk, rewrite(query))
+        for pk, query in records.values_list("pk", "query").iterator(chunk_size=500)
+        if rewrite(query) != query
+    ]
+    for pk, query in changes:
+        RecallRecord.objects.filter(pk=pk).update(query=query)
+    return len(changes)
 
 
 def _purge_audit_values(*, subject: Subject, objects: Q, pattern: re.Pattern | None) -> list[int]:
@@ -283,7 +289,9 @@ def redact_subject_text(*, subject: Subject, pattern: re.Pattern, receipt: Erasu
     )
     receipt.redacted["facts"] += _redact_rows(Fact.objects.filter(subject=subject), ["evidence"], pattern)
     _redact_rows(FactVersion.objects.filter(fact__subject=subject), ["reason"], pattern)
-    receipt.redacted["recall_records"] += _redact_recall_records(subject=subject, pattern=pattern)
+    receipt.redacted["recall_records"] += _rewrite_recall_queries(
+        subject=subject, rewrite=lambda query: _cut_json(pattern, query)
+    )
 
 
 def fact_retired_event(
@@ -504,10 +512,12 @@ def subject_erase(*, tenant: Tenant, user_id: str, actor: Actor) -> ErasureRecei
     for entity in Entity.objects.filter(subject=subject):
         _forget_entity_names(entity)
 
-    for record in RecallRecord.objects.filter(tenant=tenant, user_id=user_id).iterator():
-        query = {key: ("" if key == "q" else value) for key, value in (record.query or {}).items()}
-        RecallRecord.objects.filter(pk=record.pk).update(query=query)
-        receipt.count("recall_records", 1)
+    receipt.count(
+        "recall_records",
+        _rewrite_recall_queries(
+            subject=subject, rewrite=lambda query: {k: "" if k == "q" else v for k, v in (query or {}).items()}
+        ),
+    )
 
     payloads = AuditPayload.objects.filter(tenant_id=tenant.pk, subject_user_id=user_id).exclude(
         event__action__in=RECEIPT_ACTIONS
