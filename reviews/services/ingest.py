@@ -12,14 +12,15 @@ its error shown in the admin, where (or with ``manage.py extract --failed``)
 from __future__ import annotations
 
 import logging
+import queue
 import random
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import DatabaseError, close_old_connections, transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from .. import audit
@@ -207,7 +208,53 @@ def messages_ingest(*, tenant: Tenant, messages: list[MessageInput], actor: Acto
 
 # --- Handing work to the workers -------------------------------------------------------------
 
-_background: ThreadPoolExecutor | None = None
+# After a failed publish, requests stop trying the broker for a while: each try can take
+# seconds (the Redis client retries its connection) and the sweep will send the rows anyway.
+BROKER_BACKOFF_SECONDS = 10.0
+_broker_down_until: dict[str, float] = {}  # per broker URL
+
+
+class _BackgroundLane:
+    """One daemon thread running jobs in order, so a request never waits on the broker or a model.
+
+    A job lost with its process (a crash, a restart) loses nothing: the rows it was about
+    are still pending, and the sweep finds them.
+    """
+
+    def __init__(self, name: str):
+        self.name = name
+        self._jobs: queue.Queue = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, func, *args) -> None:
+        with self._lock:
+            # Also after a fork (gunicorn, Celery prefork): the parent's thread is not in the child.
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+                self._thread.start()
+        self._jobs.put((func, args))
+
+    def drain(self) -> None:
+        """Wait until every job submitted so far has run (commands and tests)."""
+        self._jobs.join()
+
+    def _run(self) -> None:
+        from django.db import connection
+
+        while True:
+            func, args = self._jobs.get()
+            try:
+                func(*args)
+            except Exception:  # noqa: BLE001 - a job's failure must not end the lane
+                logger.exception("background job %s failed", getattr(func, "__name__", func))
+            finally:
+                connection.close()
+                self._jobs.task_done()
+
+
+_publisher = _BackgroundLane("extraction-publisher")
+_in_process_extractor = _BackgroundLane("extraction-in-process")
 
 
 def _runs_in_process() -> bool:
@@ -216,67 +263,68 @@ def _runs_in_process() -> bool:
     return bool(app.conf.task_always_eager)
 
 
-def extractions_enqueue(message_pks: list[int]) -> int:
-    """Send extraction tasks; returns how many were handed over. Never raises.
+def extractions_enqueue(message_pks: list[int], *, wait: bool = False) -> int:
+    """Hand messages to extraction; never raises. Returns how many were handed over.
 
     Without a broker (the embedded default) the rule extractor runs right here, after the
-    commit; the LLM extractor runs on a background thread so the caller never waits on a
-    model. With a broker, a failure to publish leaves the remaining rows pending with no
-    due time, which the sweep treats as "send now".
+    commit, and the LLM extractor on a background thread so nobody waits on a model. With
+    a broker, tasks are published from a background thread (``wait=True``: here, as the
+    sweep and the commands do); a failure to publish leaves the rows pending with no due
+    time, which the sweep treats as "send now".
     """
-    from ..tasks import extract_message
-
     if not message_pks:
         return 0
+    pks = list(message_pks)
     if _runs_in_process():
-        if settings.MEMORY_EXTRACTOR == "llm":
-            global _background
-            if _background is None:
-                _background = ThreadPoolExecutor(max_workers=2, thread_name_prefix="extract")
-            _background.submit(_extract_in_background, list(message_pks))
+        if settings.MEMORY_EXTRACTOR == "llm" and not wait:
+            _in_process_extractor.submit(_extract_all, pks)
         else:
-            for pk in message_pks:
-                try:
-                    message_extract_until_settled(message_pk=pk)
-                except Exception:  # noqa: BLE001 - the row stays pending; the sweep or a re-run retries
-                    logger.exception("in-process extraction of message %s failed", pk)
-        return len(message_pks)
+            _extract_all(pks)
+        return len(pks)
+    if not wait:
+        _publisher.submit(_publish, pks)
+        return len(pks)
+    return _publish(pks)
+
+
+def extractions_drain() -> None:
+    """Wait until what was handed to the background lanes has been published or extracted."""
+    _publisher.drain()
+    _in_process_extractor.drain()
+
+
+def _extract_all(message_pks: list[int]) -> None:
+    for pk in message_pks:
+        try:
+            message_extract_until_settled(message_pk=pk)
+        except Exception:  # noqa: BLE001 - the row stays pending; the sweep or a re-run retries it
+            logger.exception("in-process extraction of message %s failed", pk)
+
+
+def _publish(message_pks: list[int]) -> int:
     from memory_portal.celery import app
 
-    sent = 0
-    try:
-        with app.producer_or_acquire() as producer:
-            for pk in message_pks:
-                # No publish retries: a down broker must not hold the request; the sweep retries.
-                extract_message.apply_async((pk,), producer=producer, retry=False)
-                sent += 1
-    except Exception as exc:  # noqa: BLE001 - any broker failure: the rows are safe in the database
-        logger.warning(
-            "broker unavailable (%s): %d message(s) left pending for the sweep",
-            type(exc).__name__,
-            len(message_pks) - sent,
-        )
+    from ..tasks import extract_message
+
+    sent, broker = 0, str(app.conf.broker_url)
+    if time.monotonic() >= _broker_down_until.get(broker, 0.0):
         try:
-            Message.objects.filter(pk__in=message_pks[sent:], extraction_status=ExtractionStatus.PENDING).update(
-                extraction_due_at=None
-            )
+            with app.producer_or_acquire() as producer:
+                for pk in message_pks:
+                    extract_message.apply_async((pk,), producer=producer, retry=False)
+                    sent += 1
+        except Exception as exc:  # noqa: BLE001 - any broker failure: the rows are safe in the database
+            _broker_down_until[broker] = time.monotonic() + BROKER_BACKOFF_SECONDS
+            logger.warning("broker unavailable (%s)", type(exc).__name__)
+    if sent < len(message_pks):
+        logger.warning("%d message(s) left pending for the extraction sweep", len(message_pks) - sent)
+        try:
+            Message.objects.filter(
+                pk__in=message_pks[sent:], extraction_status=ExtractionStatus.PENDING
+            ).update(extraction_due_at=None)
         except DatabaseError:
-            logger.exception("could not mark messages for the sweep; they will be swept after the grace period")
+            logger.exception("could not mark messages for the sweep; it finds them after its grace period")
     return sent
-
-
-def _extract_in_background(message_pks: list[int]) -> None:
-    close_old_connections()
-    try:
-        for pk in message_pks:
-            try:
-                message_extract_until_settled(message_pk=pk)
-            except Exception:  # noqa: BLE001
-                logger.exception("background extraction of message %s failed", pk)
-    finally:
-        from django.db import connection
-
-        connection.close()
 
 
 def pending_extractions_sweep(*, grace_seconds: float | None = None, limit: int = SWEEP_BATCH) -> int:
@@ -299,7 +347,7 @@ def pending_extractions_sweep(*, grace_seconds: float | None = None, limit: int 
         return 0
     Message.objects.filter(pk__in=pks).update(extraction_due_at=now)
     logger.info("sweep: re-sending %d pending extraction(s)", len(pks))
-    extractions_enqueue(pks)
+    extractions_enqueue(pks, wait=True)
     return len(pks)
 
 

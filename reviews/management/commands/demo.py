@@ -15,7 +15,7 @@ from django.utils.dateparse import parse_datetime
 
 from reviews.actors import SYSTEM
 from reviews.models import Candidate, Membership, Message, Role, Scope, Tenant
-from reviews.services.ingest import MessageInput, messages_ingest
+from reviews.services.ingest import MessageInput, extractions_drain, messages_ingest
 from reviews.services.tenants import api_key_create, staff_create, tenant_create
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "demo_conversations.jsonl"
@@ -83,6 +83,8 @@ class Command(BaseCommand):
                 f"{result.accepted} new, {result.duplicates} already there"
                 + (f", {result.paused} not kept (collection paused)" if result.paused else "")
             )
+        # Background hand-offs (to the broker, or to an in-process model) finish before we report.
+        extractions_drain()
 
     def _summary(self, tenant: Tenant) -> None:
         messages = dict(

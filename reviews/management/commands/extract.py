@@ -57,7 +57,7 @@ class Command(BaseCommand):
                 self.stdout.write("Nothing to extract.")
             return
         if enqueue:
-            sent = extractions_enqueue(pks)
+            sent = extractions_enqueue(pks, wait=True)
             self.stdout.write(f"Sent {sent} of {len(pks)} message(s) to the workers.")
             return
         self._run(pks)
