@@ -194,3 +194,17 @@ def test_an_outsider_reviewer_finds_nothing(as_user, outsider, memory, auditor, 
     job = start_export(as_user(auditor), run_on_commit)
     client = as_user(outsider)
     assert client.get(f"/audit/exports/{job.pk}/file").status_code == 403
+
+
+def test_verify_names_a_tampered_stored_event(as_user, auditor, memory, tenant):
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("tampering goes behind PostgreSQL's append-only trigger")
+    from tests.core.test_audit_chain import tamper
+
+    victim = AuditEvent.objects.filter(tenant_id=tenant.pk).order_by("seq")[7]
+    tamper("UPDATE reviews_auditevent SET action = %s WHERE id = %s", ["fact.forged", victim.pk])
+    html = as_user(auditor).post("/audit/verify/", {"check": "chain"}).content.decode()
+    assert 'data-result="broken"' in html
+    assert f"broken at event #{victim.seq}:" in html and "content does not match its hash" in html
