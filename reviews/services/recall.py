@@ -1,7 +1,11 @@
 """Recall: what an agent receives, and the record of having received it (SPEC §5)."""
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+
+from django.db import connection
+from django.utils import timezone
 
 from ..actors import Actor
 from ..errors import Forbidden
@@ -31,11 +35,34 @@ def recall_perform(
         )
     result = recall_select(tenant=tenant, query=query, may_see_sensitive=may_see_sensitive)
     recorded_query = replace(query, q=mask_secrets(query.q).text) if query.q else query
-    record = RecallRecord.objects.create(
+    record = RecallRecord(
         tenant=tenant,
         user_id=query.user_id,
         caller=str(actor),
         query=recorded_query.as_record(),
         facts=[{"id": fact["id"], "version": fact["version"]} for fact in result.facts],
+        created_at=timezone.now(),
     )
+    _insert(record)
     return record, result
+
+
+def _insert(record: RecallRecord) -> None:
+    """One INSERT written out: on the hot path the ORM's save() cost a third of a recall."""
+    columns = ("tenant_id", "user_id", "caller", "query", "facts", "created_at")
+    values = [
+        record.tenant_id,
+        record.user_id,
+        record.caller,
+        json.dumps(record.query, ensure_ascii=False),
+        json.dumps(record.facts),
+        connection.ops.adapt_datetimefield_value(record.created_at),
+    ]
+    sql = (
+        f"INSERT INTO {RecallRecord._meta.db_table} ({', '.join(columns)}) "
+        f"VALUES ({', '.join(['%s'] * len(columns))}) RETURNING id"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, values)
+        record.pk = cursor.fetchone()[0]
+    record._state.adding = False
