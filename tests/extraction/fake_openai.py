@@ -11,6 +11,9 @@ real. Each request takes the next scripted step; with the script empty it answer
 - ``status(code)``: an HTTP error;
 - ``slow(seconds, step)``: wait, then answer ``step`` (longer than the client's timeout = a timeout);
 - ``hold(event, step)``: wait until the test sets ``event``, then answer ``step``.
+
+``responder``, when set, answers instead of ``{"facts": []}`` once the script is empty: it
+gets the message being extracted and returns a step.
 """
 from __future__ import annotations
 
@@ -56,6 +59,12 @@ def fact(field, value, evidence, *, entity_type="user", entity_id="me", confiden
     }
 
 
+def message_of(body: dict) -> str:
+    """The message the extractor asked about (between the prompt's <<< and >>>)."""
+    prompt = "\n".join(str(m.get("content") or "") for m in body.get("messages", []))
+    return prompt.rpartition("<<<\n")[2].partition("\n>>>")[0]
+
+
 @dataclass
 class SeenRequest:
     at: float
@@ -72,6 +81,7 @@ class FakeOpenAI:
     requests: list[SeenRequest] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     server: ThreadingHTTPServer | None = None
+    responder: object = None
 
     @property
     def url(self) -> str:
@@ -82,9 +92,13 @@ class FakeOpenAI:
         with self.lock:
             self.script.extend(steps)
 
-    def _next_step(self):
+    def _next_step(self, body):
         with self.lock:
-            return self.script.popleft() if self.script else ("facts", [])
+            if self.script:
+                return self.script.popleft()
+        if self.responder is not None:
+            return self.responder(message_of(body))
+        return ("facts", [])
 
     def start(self) -> "FakeOpenAI":
         fake = self
@@ -101,7 +115,7 @@ class FakeOpenAI:
                 with fake.lock:
                     fake.requests.append(SeenRequest(time.monotonic(), body))
                 try:
-                    self._respond(fake._next_step(), body)
+                    self._respond(fake._next_step(body), body)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout): nothing to answer
 
