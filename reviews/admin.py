@@ -4,7 +4,6 @@ Schema and policy are editable; memory rows are read-only (every change to memor
 through a service, so it is audited); audit events can never be changed.
 """
 from django.contrib import admin, messages
-from django.http import StreamingHttpResponse
 
 from .actors import Actor
 from .exports import ExportFilters
@@ -38,9 +37,7 @@ def export_audit_selection(model_admin, request, queryset, format):
         actor=Actor.reviewer(request.user),
         events=queryset.order_by(),
     )
-    response = StreamingHttpResponse(exporter.stream(), content_type=exporter.content_type)
-    response["Content-Disposition"] = f'attachment; filename="{exporter.file_name()}"'
-    return response
+    return exporter.response()
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import IO, Iterable, Iterator
 
 from django.db.models import Max, Min, Q, QuerySet
+from django.http import StreamingHttpResponse
 from django.utils import timezone
 
 from .audit import GENESIS_HASH, event_hash
@@ -334,6 +335,13 @@ class AuditExporter:
     def stream(self) -> Iterator[bytes]:
         yield from self.data_chunks()
         yield self.codec.trailer(self.manifest())
+
+    def response(self) -> StreamingHttpResponse:
+        """The export as a download, read from the database while it is sent."""
+        response = StreamingHttpResponse(self.stream(), content_type=self.content_type)
+        response["Content-Disposition"] = f'attachment; filename="{self.file_name()}"'
+        response["Cache-Control"] = "no-store"
+        return response
 
 
 # --- Verifying a file ----------------------------------------------------------------------

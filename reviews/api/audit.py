@@ -1,5 +1,4 @@
 """GET /api/v1/audit/export: the tenant's audit trail, streamed (SPEC §6, §7)."""
-from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -75,7 +74,4 @@ class AuditExportApi(ApiView):
             format=serializer.validated_data["format"],
             actor=self.actor,
         )
-        response = StreamingHttpResponse(exporter.stream(), content_type=exporter.content_type)
-        response["Content-Disposition"] = f'attachment; filename="{exporter.file_name()}"'
-        response["Cache-Control"] = "no-store"
-        return response
+        return exporter.response()

@@ -13,7 +13,7 @@ from functools import wraps
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import FileResponse, Http404, JsonResponse, StreamingHttpResponse
+from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -97,10 +97,7 @@ def export_download_now(request):
     exporter = audit_export_stream(
         tenant=request.tenant, filters=form.filters(), format=form.cleaned_data["format"], actor=request.actor
     )
-    response = StreamingHttpResponse(exporter.stream(), content_type=exporter.content_type)
-    response["Content-Disposition"] = f'attachment; filename="{exporter.file_name()}"'
-    response["Cache-Control"] = "no-store"
-    return response
+    return exporter.response()
 
 
 @require_POST
