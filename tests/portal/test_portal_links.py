@@ -7,6 +7,7 @@ import time_machine
 from django.core.management import call_command
 from django.db import connection
 from django.test import Client
+from django.urls import reverse
 from django.utils import timezone
 
 from reviews.actors import SYSTEM, Actor
@@ -198,6 +199,8 @@ class TestSessionIsNotALogin:
         client.post(link_path(url))
         admin = client.get("/admin/")
         assert admin.status_code == 302 and "/login/" in admin["Location"]
+        queue = client.get(reverse("reviews:queue"))
+        assert queue.status_code == 302 and queue["Location"].startswith(reverse("reviews:login"))
         assert client.get("/api/v1/review/candidates").status_code == 401
 
     def test_signing_out_ends_the_session(self, tenant, client):
