@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from .. import audit
@@ -379,6 +379,66 @@ def fact_erase(
     return receipt
 
 
+@dataclass
+class DeletionScope:
+    """What a deletion by thread, entity and/or field reaches in one subject's memory."""
+
+    facts: Q
+    candidates: Q
+    messages: QuerySet | None  # deleted outright: a thread on its own
+    message_ids: list[str]  # the thread's, whose facts and versions go with it
+    entity: Entity | None
+
+
+def deletion_scope(
+    subject: Subject, *, thread_id: str | None = None, entity: str | None = None, field: str | None = None
+) -> DeletionScope:
+    """The scope of :func:`facts_delete` (also what a confirmation page previews).
+
+    A thread is its thread-scoped facts and candidates plus what its messages were the
+    source of; filters combine. A thread, entity or field the subject never had is not
+    found (404), whoever else it may belong to.
+    """
+    facts, candidates = Q(subject=subject), Q(subject=subject)
+    target = None
+    if entity:
+        entity_type, entity_ref = parse_entity_ref(entity)
+        target = Entity.objects.filter(subject=subject, entity_type=entity_type, entity_id=entity_ref).first()
+        if target is None:
+            raise NotFound("No such entity in this user's memory.", details={"entity": entity})
+        facts &= Q(entity=target)
+        candidates &= Q(entity=target) | Q(entity_type=entity_type, entity_ref_id=entity_ref)
+    if field:
+        known = Fact.objects.filter(subject=subject, field=field).exists() or (
+            Candidate.objects.filter(subject=subject, field=field).exists()
+        )
+        if not known:
+            raise NotFound("No such field in this user's memory.", details={"field": field})
+        facts &= Q(field=field)
+        candidates &= Q(field=field)
+    thread_messages, message_ids = None, []
+    if thread_id:
+        thread_messages = Message.objects.filter(subject=subject, thread_id=thread_id)
+        message_ids = list(thread_messages.values_list("message_id", flat=True))
+        in_thread = Q(thread_id=thread_id) | Q(source_message_id__in=message_ids)
+        known = (
+            bool(message_ids)
+            or Fact.objects.filter(Q(subject=subject) & in_thread).exists()
+            or Candidate.objects.filter(Q(subject=subject) & in_thread).exists()
+        )
+        if not known:
+            raise NotFound("No such conversation in this user's memory.", details={"thread_id": thread_id})
+        facts &= in_thread
+        candidates &= in_thread
+    return DeletionScope(
+        facts=facts,
+        candidates=candidates,
+        messages=thread_messages if thread_id and not (entity or field) else None,
+        message_ids=message_ids,
+        entity=target,
+    )
+
+
 @transaction.atomic
 def facts_delete(
     *,
@@ -392,37 +452,21 @@ def facts_delete(
     """Delete a subject's memory by thread, entity and/or field (they combine); with no
     filter at all, erase the subject (:func:`subject_erase`).
 
-    1. Lock the subject; resolve the entity (``type:id``); 404 for what is not there.
-    2. Select the facts in scope (every status: old tombstones may still hold a value)
-       and the candidates in scope. A thread's scope is its thread-scoped facts and
-       candidates plus what its messages were the source of.
-    3. Forget them (:func:`forget_facts`); a thread alone also deletes its messages.
+    1. Lock the subject; resolve the scope (:func:`deletion_scope`; 404 for what is not there).
+    2. Select the facts in scope (every status: old tombstones may still hold a value).
+    3. Forget them (:func:`forget_facts`) with the candidates in scope; a thread alone
+       also deletes its messages, and versions its messages were the source of.
     4. Suppress the values unless the scope is a thread; audit one event per fact and
        the receipt; re-project the subject.
     """
     if not (thread_id or entity or field):
         return subject_erase(tenant=tenant, user_id=user_id, actor=actor)
     subject = _subject_or_404(tenant=tenant, user_id=user_id)
-    scope = {"user_id": user_id, "thread_id": thread_id or None, "entity": entity or None, "field": field or None}
-    receipt = ErasureReceipt(scope=scope)
-    fact_scope, candidate_scope = Q(subject=subject), Q(subject=subject)
-    if entity:
-        entity_type, entity_ref = parse_entity_ref(entity)
-        target = Entity.objects.filter(subject=subject, entity_type=entity_type, entity_id=entity_ref).first()
-        if target is None:
-            raise NotFound("No such entity in this user's memory.", details={"entity": entity})
-        fact_scope &= Q(entity=target)
-        candidate_scope &= Q(entity=target) | Q(entity_type=entity_type, entity_ref_id=entity_ref)
-    if field:
-        fact_scope &= Q(field=field)
-        candidate_scope &= Q(field=field)
-    thread_messages = None
-    if thread_id:
-        thread_messages = Message.objects.filter(subject=subject, thread_id=thread_id)
-        message_ids = list(thread_messages.values_list("message_id", flat=True))
-        fact_scope &= Q(thread_id=thread_id) | Q(source_message_id__in=message_ids)
-        candidate_scope &= Q(thread_id=thread_id) | Q(source_message_id__in=message_ids)
-    facts = list(Fact.objects.select_for_update().filter(fact_scope).select_related("entity").order_by("pk"))
+    scope = deletion_scope(subject, thread_id=thread_id, entity=entity, field=field)
+    receipt = ErasureReceipt(
+        scope={"user_id": user_id, "thread_id": thread_id or None, "entity": entity or None, "field": field or None}
+    )
+    facts = list(Fact.objects.select_for_update().filter(scope.facts).select_related("entity").order_by("pk"))
     events = [
         fact_retired_event(fact=fact, subject=subject, actor=actor, action="fact.deleted")
         for fact in facts
@@ -431,31 +475,32 @@ def facts_delete(
     if not thread_id:
         _suppress(subject, [fact for fact in facts if fact.status == FactStatus.ACTIVE])
     extra_values = []
-    if thread_id:
+    if scope.message_ids:
         # Earlier versions a thread's messages were the source of go with the thread.
-        from_thread = FactVersion.objects.filter(fact__subject=subject, source_message_id__in=message_ids).exclude(
-            fact__in=facts
-        )
+        from_thread = FactVersion.objects.filter(
+            fact__subject=subject, source_message_id__in=scope.message_ids
+        ).exclude(fact__in=facts)
         extra_values = list(from_thread.values_list("value", flat=True))
         receipt.count("fact_versions", from_thread.delete()[0])
     message_events = None
-    if thread_messages is not None and not (entity or field):
-        message_events = _objects("message", [*thread_messages.values_list("pk", flat=True), *message_ids])
-        receipt.count("messages", thread_messages.delete()[0])
-    if entity and not (thread_id or field):
-        extra_values += _entity_names(target)
+    if scope.messages is not None:
+        message_events = _objects("message", [*scope.messages.values_list("pk", flat=True), *scope.message_ids])
+        receipt.count("messages", scope.messages.delete()[0])
+    whole_entity = scope.entity is not None and not (thread_id or field)
+    if whole_entity:
+        extra_values += _entity_names(scope.entity)
     forget_facts(
         subject=subject,
         facts=facts,
         status=FactStatus.DELETED,
-        candidates=candidate_scope,
+        candidates=scope.candidates,
         receipt=receipt,
         delete_candidates=True,
         extra_values=extra_values,
         objects=message_events,
     )
-    if entity and not (thread_id or field):
-        _forget_entity_names(target)
+    if whole_entity:
+        _forget_entity_names(scope.entity)
     events.append(receipt_event(action="memory.deleted", subject=subject, actor=actor, receipt=receipt))
     audit.record_many(tenant.pk, events)
     schedule_projection(subject.pk)

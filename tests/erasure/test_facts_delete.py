@@ -178,3 +178,10 @@ def test_an_unknown_entity_or_subject_is_not_found(memory, other_tenant):
     with pytest.raises(NotFound):
         fact_delete(tenant=memory.tenant, fact_id=memory.facts["other"].pk, actor=ADMIN, user_id=USER)
     assert Fact.objects.filter(status=FactStatus.ACTIVE).count() == 8
+
+
+def test_a_thread_or_field_the_subject_never_had_is_not_found(memory):
+    with pytest.raises(NotFound):
+        facts_delete(tenant=memory.tenant, user_id=USER, thread_id="t-9", actor=ADMIN)  # the other subject's
+    with pytest.raises(NotFound):
+        facts_delete(tenant=memory.tenant, user_id=USER, field="finance", actor=ADMIN)
