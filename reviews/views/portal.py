@@ -242,14 +242,7 @@ def fact_detail(request, fact_id: int):
 def fact_correct(request, fact_id: int):
     try:
         data = _parse(FactEditForm, request.POST)
-        fact = fact_edit(
-            tenant=request.subject.tenant,
-            fact_id=fact_id,
-            value=data["value"],
-            actor=request.portal_actor,
-            expected_version=data["version"],
-            user_id=request.subject.user_id,
-        )
+        fact = fact_edit(fact_id=fact_id, value=data["value"], expected_version=data["version"], **_scope(request))
     except NotFound:
         raise
     except DomainError as exc:
@@ -261,9 +254,7 @@ def fact_correct(request, fact_id: int):
 @require_POST
 @subject_required
 def fact_remove(request, fact_id: int):
-    receipt = fact_erase(
-        tenant=request.subject.tenant, fact_id=fact_id, actor=request.portal_actor, user_id=request.subject.user_id
-    )
+    receipt = fact_erase(fact_id=fact_id, **_scope(request))
     return _show_receipt(request, receipt.as_dict())
 
 
@@ -334,13 +325,11 @@ def _approve(request, candidate_id: int, form_class, done: str):
     def action():
         data = _parse(form_class, request.POST)
         candidate_approve(
-            tenant=request.subject.tenant,
             candidate_id=candidate_id,
             version=data["version"],
-            actor=request.portal_actor,
             value=data["value"] or None,
             keep=data["keep"] == KEEP_UNTIL_DELETED,
-            user_id=request.subject.user_id,
+            **_scope(request),
         )
         return done
 
@@ -364,13 +353,7 @@ def item_correct(request, candidate_id: int):
 def item_reject(request, candidate_id: int):
     def action():
         data = _parse(VersionForm, request.POST)
-        candidate_reject(
-            tenant=request.subject.tenant,
-            candidate_id=candidate_id,
-            version=data["version"],
-            actor=request.portal_actor,
-            user_id=request.subject.user_id,
-        )
+        candidate_reject(candidate_id=candidate_id, version=data["version"], **_scope(request))
         return _("Done: we will not remember it, and will not suggest it again.")
 
     return _decide_item(request, candidate_id, action)
@@ -382,13 +365,11 @@ def conflict_settle(request, candidate_id: int):
     def action():
         data = _parse(SettleForm, request.POST)
         candidate_settle_conflict(
-            tenant=request.subject.tenant,
             candidate_id=candidate_id,
             version=data["version"],
             resolution=data["resolution"],
-            actor=request.portal_actor,
             value=data["value"] or None,
-            user_id=request.subject.user_id,
+            **_scope(request),
         )
         return _("Settled: we remember the value you chose.")
 
