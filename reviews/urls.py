@@ -28,6 +28,7 @@ urlpatterns = [
     path("audit/exports/<int:pk>/", auditor.export_detail, name="audit-export"),
     path("audit/exports/<int:pk>/file", auditor.export_file, name="audit-export-file"),
     path("audit/exports/<int:pk>/manifest", auditor.export_manifest, name="audit-export-manifest"),
+    path("audit/exports/<int:pk>/again", auditor.export_again, name="audit-export-again"),
     path("audit/verify/", auditor.verify, name="audit-verify"),
     path("audit/recalls/", recall_views.recall_list, name="recalls"),
     path("audit/recalls/<int:pk>/", recall_views.recall_detail, name="recall"),

@@ -112,6 +112,17 @@ def export_start(request):
     return redirect("reviews:audit-export", pk=job.pk)
 
 
+@require_POST
+@auditor_page
+def export_again(request, pk: int):
+    """A failed or purged export, run again with the same filters as a new job."""
+    job = _job(request, pk)
+    again = audit_export_start(
+        tenant=request.tenant, filters=ExportFilters.from_dict(job.filters), format=job.format, actor=request.actor
+    )
+    return redirect("reviews:audit-export", pk=again.pk)
+
+
 def _job(request, pk: int) -> AuditExport:
     try:
         return audit_export_get(tenant=request.tenant, export_id=pk)

@@ -208,3 +208,19 @@ def test_verify_names_a_tampered_stored_event(as_user, auditor, memory, tenant):
     html = as_user(auditor).post("/audit/verify/", {"check": "chain"}).content.decode()
     assert 'data-result="broken"' in html
     assert f"broken at event #{victim.seq}:" in html and "content does not match its hash" in html
+
+
+def test_a_failed_export_can_be_run_again(as_user, auditor, memory, tenant, run_on_commit, reviewer):
+    failed = AuditExport.objects.create(
+        tenant=tenant, requested_by="reviewer:1", format="csv", filters={"user_id": USER}, status=ExportStatus.FAILED,
+        error="OSError: disk full",
+    )
+    client = as_user(auditor)
+    page = client.get(f"/audit/exports/{failed.pk}/").content.decode()
+    assert "disk full" in page and "Run it again" in page
+    with run_on_commit():
+        response = client.post(f"/audit/exports/{failed.pk}/again")
+    again = AuditExport.objects.exclude(pk=failed.pk).get()
+    assert response["Location"] == f"/audit/exports/{again.pk}/"
+    assert (again.status, again.format, again.filters["user_id"]) == (ExportStatus.READY, "csv", USER)
+    assert as_user(reviewer).post(f"/audit/exports/{failed.pk}/again").status_code == 403
