@@ -261,9 +261,9 @@ def _conversations(tenant: Tenant, candidates: list[Candidate]) -> dict[tuple[in
     sources = [m for m in sources if (m.subject_id, m.message_id) in wanted]
     if not sources:
         return {}
-    threads = Q(pk__in=[])
-    for message in sources:
-        threads |= Q(subject_id=message.subject_id, thread_id=message.thread_id)
+    # A superset of the threads (subjects x thread ids) is cheap to express and still exact:
+    # a message id is unique in the tenant, so only its own thread can hold its neighbours.
+    threads = Q(subject_id__in={m.subject_id for m in sources}, thread_id__in={m.thread_id for m in sources})
     source_ids = [m.message_id for m in sources]
     partition = {"partition_by": [F("subject_id"), F("thread_id")], "order_by": [F("created_at").asc(), F("id").asc()]}
     near = Q(message_id__in=source_ids)
@@ -275,6 +275,7 @@ def _conversations(tenant: Tenant, candidates: list[Candidate]) -> dict[tuple[in
     lines = list(
         Message.objects.filter(tenant=tenant)
         .filter(threads)
+        .only("pk", "subject_id", "thread_id", "message_id", "role", "content", "created_at")
         .annotate(**neighbours)
         .filter(near)
         .order_by("subject_id", "thread_id", "created_at", "id")
@@ -635,8 +636,9 @@ def _recall_sql(*, tenant_id: int, query: RecallQuery, terms: QueryTerms) -> tup
         "SELECT f.id, e.entity_type, e.entity_id, e.display_name, f.field, f.value, f.confidence, f.category, "
         "f.sensitivity, f.scope, f.thread_id, f.source, f.source_message_id, f.version, f.updated_at, f.expires_at, "
         f"f.status, {named_sql}, {rank_sql} "
-        f"FROM {fact} f JOIN {subject} s ON s.id = f.subject_id JOIN {entity} e ON e.id = f.entity_id "
-        "WHERE f.tenant_id = %s AND s.tenant_id = %s AND s.user_id = %s AND f.status IN ("
+        f"FROM {fact} f JOIN {entity} e ON e.id = f.entity_id "
+        f"WHERE f.tenant_id = %s AND f.subject_id = (SELECT id FROM {subject} WHERE tenant_id = %s AND user_id = %s) "
+        "AND f.status IN ("
         + ", ".join(["%s"] * len(statuses))
         + ")"
     )
