@@ -26,7 +26,6 @@ from .models import (
     Message,
     Reason,
     Sensitivity,
-    Source,
     Subject,
 )
 from .policy import RELATION_PREFIX
