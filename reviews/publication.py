@@ -72,7 +72,13 @@ def schedule_projection(subject_id: int) -> None:
 
 
 # Errors after which a projection is worth retrying (connections, locks, timeouts).
-TRANSIENT_STORE_ERRORS = (OperationalError, InterfaceError, psycopg.OperationalError, PoolTimeout, sqlite3.OperationalError)
+TRANSIENT_STORE_ERRORS = (
+    OperationalError,
+    InterfaceError,
+    psycopg.OperationalError,
+    PoolTimeout,
+    sqlite3.OperationalError,
+)
 
 # --- The store ------------------------------------------------------------------------------
 
