@@ -268,6 +268,7 @@ class RuleExtractor:
 
     name = "rules"
     prompt_version = RULES_VERSION
+    reads_fields = False  # its rules name their fields; no need to load the tenant's
 
     def extract(self, context: ExtractionContext) -> ExtractionResult:
         if context.role != "user" or not context.content.strip():

@@ -408,8 +408,11 @@ def extraction_retry_delay(attempt: int) -> float:
     return delay * random.uniform(0.8, 1.2)
 
 
-def extraction_context_build(message: Message, *, schema: TenantSchema | None = None) -> ExtractionContext:
-    """What an extractor sees: the (masked) message, its thread so far, known entities, fields."""
+def extraction_context_build(message: Message, *, with_fields: bool = True) -> ExtractionContext:
+    """What an extractor sees: the (masked) message, its thread so far, known entities, fields.
+
+    ``with_fields=False`` skips the tenant's fields for an extractor that has its own.
+    """
     subject = message.subject
     history = list(
         Message.objects.filter(subject=subject, thread_id=message.thread_id, created_at__lte=message.created_at)
@@ -428,11 +431,12 @@ def extraction_context_build(message: Message, *, schema: TenantSchema | None = 
     if not any(entity.entity_type == USER_ENTITY_TYPE for entity in known):
         # The subject is always known, before their first fact too.
         known.insert(0, KnownEntity(USER_ENTITY_TYPE, subject.user_id, "", (subject.user_id, *SELF_ALIASES)))
-    schema = schema or TenantSchema.load(subject.tenant)
-    allowed = tuple(
-        f"{rule.entity_type}.{rule.field} ({rule.cardinality}, {rule.sensitivity})"
-        for (_, _), rule in sorted(schema.rules.items())
-    )
+    allowed = ()
+    if with_fields:
+        allowed = tuple(
+            f"{rule.entity_type}.{rule.field} ({rule.cardinality}, {rule.sensitivity})"
+            for (_, _), rule in sorted(TenantSchema.load(subject.tenant).rules.items())
+        )
     return ExtractionContext(
         user_id=subject.user_id,
         thread_id=message.thread_id,
@@ -493,7 +497,7 @@ def _catch_up(message: Message, *, extractor: Extractor, actor: Actor) -> None:
 
 def _extract_one(message: Message, *, extractor: Extractor, actor: Actor, count_failures: bool = True) -> ExtractOutcome:
     try:
-        context = extraction_context_build(message)
+        context = extraction_context_build(message, with_fields=getattr(extractor, "reads_fields", True))
         result = extractor.extract(context)
     except ExtractionError as exc:
         if not count_failures:

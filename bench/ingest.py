@@ -1,0 +1,185 @@
+"""Benchmark: messages accepted per second through the API, and extracted per second.
+
+1. **Accepted**: ``POST /api/v1/messages`` in batches of 100 (the real view, serializer,
+   service and audit, through Django's test client, on PostgreSQL), messages spread over
+   50 subjects, one in ten carrying a credential to mask. Extraction tasks go to a broker
+   (``--broker``, default ``memory://``: published, never run), so this measures what a
+   request does. Target: 1,000 messages/s.
+2. **Rule extractor**: ``RuleExtractor.extract`` alone over the demo conversations (with
+   their thread history), in this one process. Target: 2,000 messages/s per core.
+3. **Pipeline**: ``message_extract`` over stored messages: context from the database,
+   extraction, the policy and the candidates, the audit events — what one worker process
+   does per message.
+
+    python bench/ingest.py [--batches 100] [--extract 2000] [--broker memory://]
+
+The database (``DATABASE_URL``, default ``memory_portal_bench_ingest`` on the local server)
+is created if missing and kept for inspection; each run uses a fresh tenant.
+"""
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# Run as a script, bench/ itself would come first on the path, and bench/queue.py would
+# shadow the standard library's queue module.
+sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_portal.settings")
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/memory_portal_bench_ingest")
+# DEBUG off (no query log); its key must then be set: the bench's own.
+os.environ["DJANGO_DEBUG"] = "0"
+os.environ.setdefault("DJANGO_SECRET_KEY", "bench-ingest-secret-key-not-for-production")
+os.environ.setdefault("LOG_LEVEL", "WARNING")
+os.environ.setdefault("MEMORY_API_RATE", "1000000/min")
+FIXTURE = ROOT / "reviews" / "fixtures" / "demo_conversations.jsonl"
+SUBJECTS = 50
+
+
+def ensure_database(url: str) -> None:
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    admin = url.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def fixture_texts() -> list[str]:
+    texts = []
+    for line in FIXTURE.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            texts += [m["content"] for m in json.loads(line)["messages"] if m["role"] == "user"]
+    return texts
+
+
+def make_batches(run: str, batches: int, size: int) -> list[dict]:
+    rng = random.Random(7)
+    texts = fixture_texts()
+    bodies, n = [], 0
+    for _ in range(batches):
+        messages = []
+        for _ in range(size):
+            n += 1
+            subject = rng.randrange(SUBJECTS)
+            content = rng.choice(texts)
+            if n % 10 == 0:
+                content += " My password is hunter2-bench, keep it."
+            messages.append(
+                {"id": f"{run}-{n}", "thread_id": f"t-{subject}-{n // 500}", "user_id": f"user-{subject}",
+                 "role": "user", "content": content}
+            )
+        bodies.append({"messages": messages})
+    return bodies
+
+
+def bench_accept(tenant, bodies, broker: str) -> None:
+    from django.test import Client
+
+    from memory_portal.celery import app
+    from reviews.models import Scope
+    from reviews.services.ingest import extractions_drain
+    from reviews.services.tenants import api_key_create
+
+    app.conf.broker_url, app.conf.task_always_eager = broker, False
+    _, raw_key = api_key_create(tenant=tenant, scopes=[Scope.INGEST])
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
+    post = lambda body: client.post("/api/v1/messages", data=json.dumps(body), content_type="application/json")  # noqa: E731
+
+    warm = post({"messages": [dict(m, id=f"warm-{m['id']}") for m in bodies[0]["messages"]]})
+    assert warm.status_code == 202, warm.content
+    accepted = 0
+    start = time.perf_counter()
+    for body in bodies:
+        response = post(body)
+        assert response.status_code == 202, response.content
+        accepted += response.json()["accepted"]
+    elapsed = time.perf_counter() - start
+    drain_start = time.perf_counter()
+    extractions_drain()
+    drained = time.perf_counter() - drain_start
+    size = len(bodies[0]["messages"])
+    print(f"[accept]    {accepted} messages in {len(bodies)} requests of {size} in {elapsed:.2f} s")
+    print(f"[accept]    {accepted / elapsed:,.0f} messages accepted/s (target >= 1,000); "
+          f"{len(bodies) / elapsed:,.1f} requests/s; tasks still being published after the last answer: {drained:.2f} s")
+
+
+def bench_rules(seconds: float) -> None:
+    from reviews.extraction.base import ExtractionContext, PriorMessage
+    from reviews.extraction.rules import RuleExtractor
+    from reviews.secrets import mask_secrets
+
+    contexts = []
+    for line in FIXTURE.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        conversation, history = json.loads(line), []
+        for m in conversation["messages"]:
+            content = mask_secrets(m["content"]).text
+            contexts.append(ExtractionContext(
+                user_id=conversation["user_id"], thread_id=conversation["thread_id"], message_id=m["id"],
+                role=m["role"], content=content, thread_history=tuple(history),
+            ))
+            history.append(PriorMessage(m["id"], m["role"], content))
+    extractor, done, found = RuleExtractor(), 0, 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for context in contexts:
+            found += len(extractor.extract(context).candidates)
+            done += 1
+    elapsed = time.perf_counter() - start
+    print(f"[rules]     {done:,} messages in {elapsed:.2f} s, one process: {done / elapsed:,.0f} messages/s "
+          f"(target >= 2,000 per core); {found / done:.2f} candidates per message")
+
+
+def bench_pipeline(tenant, limit: int) -> None:
+    from reviews.extraction.rules import RuleExtractor
+    from reviews.models import Candidate, ExtractionStatus, Message
+    from reviews.services.ingest import message_extract
+
+    pks = list(
+        Message.objects.filter(tenant=tenant, extraction_status=ExtractionStatus.PENDING)
+        .order_by("created_at", "pk").values_list("pk", flat=True)[:limit]
+    )
+    extractor = RuleExtractor()
+    start = time.perf_counter()
+    for pk in pks:
+        message_extract(message_pk=pk, extractor=extractor)
+    elapsed = time.perf_counter() - start
+    candidates = Candidate.objects.filter(tenant=tenant).count()
+    print(f"[pipeline]  {len(pks)} messages extracted into {candidates} candidates in {elapsed:.2f} s, one process: "
+          f"{len(pks) / elapsed:,.0f} messages/s ({candidates / elapsed:,.0f} candidates/s)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batches", type=int, default=100)
+    parser.add_argument("--batch-size", type=int, default=100)
+    parser.add_argument("--extract", type=int, default=2000, help="messages through the full pipeline")
+    parser.add_argument("--rules-seconds", type=float, default=3.0)
+    parser.add_argument("--broker", default="memory://", help="where extraction tasks are published")
+    args = parser.parse_args()
+    ensure_database(os.environ["DATABASE_URL"])
+
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    from reviews.services.tenants import tenant_create
+
+    run = f"bench-{int(time.time())}"
+    tenant = tenant_create(slug=run)
+    print(f"database {os.environ['DATABASE_URL'].rsplit('/', 1)[1]}, tenant {run}, {os.cpu_count()} CPU(s)")
+    bench_accept(tenant, make_batches(run, args.batches, args.batch_size), args.broker)
+    bench_rules(args.rules_seconds)
+    bench_pipeline(tenant, args.extract)
+
+
+if __name__ == "__main__":
+    main()
