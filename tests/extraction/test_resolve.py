@@ -108,3 +108,46 @@ def test_evidence_must_really_occur_in_the_message():
     assert evidence_occurs("ｍｙｓｑｌ", content)  # full-width forms (NFKC)
     assert not evidence_occurs("项目使用 PostgreSQL", content)
     assert not evidence_occurs("", content)
+
+
+class TestMerge:
+    """Two entities a reviewer recognises as one: aliases and facts move, audited."""
+
+    def setup_projects(self, tenant, submit):
+        submit(tenant, "alice", candidate(entity_type="project", entity_id="atlas", entity_name="Atlas",
+                                          field="database", value="TiDB", confidence=0.97))
+        submit(tenant, "alice", candidate(entity_type="project", entity_id="星图计划", field="tech_stack",
+                                          value="Go", confidence=0.97))
+        return Entity.objects.get(entity_id="atlas"), Entity.objects.get(entity_type="project", display_name="星图计划")
+
+    def test_aliases_and_facts_move_and_the_name_resolves_to_the_survivor(self, tenant, submit):
+        from reviews.actors import Actor
+        from reviews.models import AuditEvent
+        from reviews.services.entities import entity_merge
+
+        target, source = self.setup_projects(tenant, submit)
+
+        entity_merge(tenant=tenant, source_id=source.pk, target_id=target.pk, actor=Actor("reviewer", "7"))
+
+        assert not Entity.objects.filter(pk=source.pk).exists()
+        assert set(Fact.objects.filter(entity=target).values_list("field", "value")) == {("database", "TiDB"), ("tech_stack", "Go")}
+        assert "星图计划" in set(EntityAlias.objects.filter(entity=target).values_list("alias", flat=True))
+        event = AuditEvent.objects.get(tenant_id=tenant.pk, action="entity.merged")
+        assert event.actor == "reviewer:7" and event.subject_user_id == "alice"
+        (result,) = submit(tenant, "alice", candidate(entity_type="project", entity_id="星图计划", field="status", value="active"))
+        assert Candidate.objects.get(pk=result.candidate_id).entity == target
+
+    def test_another_tenants_or_subjects_entities_cannot_be_merged(self, tenant, other_tenant, submit):
+        from reviews.actors import Actor
+        from reviews.errors import InvalidInput, NotFound
+        from reviews.services.entities import entity_merge
+
+        target, source = self.setup_projects(tenant, submit)
+        submit(tenant, "bob", candidate(entity_type="project", entity_id="atlas", field="database", value="MySQL"))
+        bobs = Entity.objects.get(subject__user_id="bob", entity_type="project")
+
+        with pytest.raises(NotFound):
+            entity_merge(tenant=other_tenant, source_id=source.pk, target_id=target.pk, actor=Actor("reviewer", "7"))
+        with pytest.raises(InvalidInput):
+            entity_merge(tenant=tenant, source_id=bobs.pk, target_id=target.pk, actor=Actor("reviewer", "7"))
+        assert Entity.objects.filter(pk__in=[source.pk, bobs.pk]).count() == 2
