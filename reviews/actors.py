@@ -14,8 +14,12 @@ class Actor:
 
     @property
     def source(self) -> str:
-        """The memory source a value written by this actor carries (SPEC §3 step 7)."""
-        return {"subject": Source.SELF_SERVICE, "reviewer": Source.REVIEWER}.get(self.kind, Source.CHAT)
+        """The source of a value this actor wrote by hand (SPEC §3 step 7, §4).
+
+        Only people (and the review API acting for them) write values by hand: the
+        subject's own words are `self_service`, everyone else's edits are `reviewer`'s.
+        """
+        return Source.SELF_SERVICE if self.kind == "subject" else Source.REVIEWER
 
     @classmethod
     def reviewer(cls, user) -> "Actor":

@@ -33,7 +33,8 @@ class CandidateInputSerializer(StrictSerializer):
 
 
 class SubmitResultSerializer(serializers.Serializer):
-    candidate_id = serializers.IntegerField()
+    # null when nothing was stored: the subject paused memory collection.
+    candidate_id = serializers.IntegerField(allow_null=True)
     status = serializers.CharField()
     reason = serializers.CharField(required=False)
     fact_id = serializers.IntegerField(required=False)

@@ -102,6 +102,7 @@ class Reason(models.TextChoices):
     SUBJECT_REJECTED = "subject_rejected"
     NEWER_CANDIDATE = "newer_candidate"
     ERASED = "erased"
+    COLLECTION_PAUSED = "collection_paused"
 
 
 class FactStatus(models.TextChoices):

@@ -59,7 +59,7 @@ class CandidateInput:
 
 @dataclass
 class SubmitResult:
-    candidate_id: int
+    candidate_id: int | None  # None: nothing was stored (collection paused)
     status: str
     reason: str
     fact_id: int | None = None
@@ -108,6 +108,9 @@ def candidates_submit(
     4. Append every event to the audit chain in one go.
     """
     subject = lock_subject(subject_get_or_create(tenant=tenant, user_id=user_id).pk)
+    if subject.collection_paused:
+        # The subject paused memory collection: nothing new is stored for them (SPEC §4).
+        return [SubmitResult(None, CandidateStatus.WITHDRAWN, Reason.COLLECTION_PAUSED) for _ in candidates]
     schema = TenantSchema.load(tenant)
     thresholds = thresholds_for(tenant)
     resolver = EntityResolver(subject)
@@ -354,6 +357,8 @@ def candidate_approve(
         note=note,
         value=final_value,
         has_conflict=False,
+        # An edited value is the editor's words, and outranks chat accordingly (SPEC §4).
+        source=actor.source if edited else candidate.source,
     )
     fact, _ = fact_publish(
         candidate=candidate,

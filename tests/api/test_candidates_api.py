@@ -205,3 +205,11 @@ class TestSchemaAndHealth:
         response = client.get("/readyz")
         assert response.status_code == 200
         assert response.json()["checks"]["database"] == "ok"
+
+
+def test_a_paused_subject_is_answered_but_nothing_is_stored(ingest_client, tenant):
+    Subject.objects.create(tenant=tenant, user_id="alice", collection_paused=True)
+    response = ingest_client.post_json(URL, body(candidate(value="Alice", confidence=0.97)))
+    assert response.status_code == 201
+    assert response.json()["results"] == [{"candidate_id": None, "status": "withdrawn", "reason": "collection_paused"}]
+    assert not Candidate.objects.exists()

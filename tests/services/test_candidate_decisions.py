@@ -236,3 +236,25 @@ def test_concurrent_submissions_never_make_two_active_facts(tenant, submit):
     statuses = sorted(Candidate.objects.values_list("status", flat=True))
     assert statuses.count("auto_approved") == 1
     assert statuses.count("pending_review") == 3  # the later three conflict with the first
+
+
+class TestSourceOfAnEdit:
+    def test_a_subjects_correction_of_a_waiting_item_is_self_service(self, tenant, submit):
+        item = pending(tenant, submit, confidence=0.6, value="Alise")
+        decided = candidate_approve(
+            tenant=tenant, candidate_id=item.pk, version=1, value="Alice", actor=Actor.subject("alice"), user_id="alice"
+        )
+        assert Fact.objects.get(pk=decided.fact_id).source == "self_service"
+        assert decided.source == "self_service"
+
+    def test_a_reviewers_edit_is_the_reviewers(self, tenant, submit, reviewer):
+        item = pending(tenant, submit, value="Alise")
+        decided = candidate_approve(
+            tenant=tenant, candidate_id=item.pk, version=1, value="Alice", actor=Actor.reviewer(reviewer)
+        )
+        assert Fact.objects.get(pk=decided.fact_id).source == "reviewer"
+
+    def test_a_plain_approval_keeps_the_proposals_source(self, tenant, submit, reviewer):
+        item = pending(tenant, submit)
+        decided = candidate_approve(tenant=tenant, candidate_id=item.pk, version=1, actor=Actor.reviewer(reviewer))
+        assert Fact.objects.get(pk=decided.fact_id).source == "chat"

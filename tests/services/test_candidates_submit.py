@@ -220,3 +220,15 @@ def test_subjects_and_tenants_are_separate(tenant, other_tenant, submit):
     assert a.status == b.status == c.status == "auto_approved"
     assert len({a.fact_id, b.fact_id, c.fact_id}) == 3
     assert AuditEvent.objects.filter(tenant_id=other_tenant.pk, action="fact.created").count() == 1
+
+
+def test_a_paused_subject_gets_nothing_new_stored(tenant, submit):
+    from reviews.models import Subject
+
+    submit(tenant, "alice", candidate(value="Alice", confidence=0.97))
+    Subject.objects.filter(tenant=tenant, user_id="alice").update(collection_paused=True)
+    before = (Candidate.objects.count(), AuditEvent.objects.count())
+    results = submit(tenant, "alice", candidate(field="role", value="engineer", confidence=0.97))
+    assert [(r.candidate_id, r.status, r.reason) for r in results] == [(None, "withdrawn", "collection_paused")]
+    assert (Candidate.objects.count(), AuditEvent.objects.count()) == before
+    assert not Fact.objects.filter(field="role").exists()
