@@ -121,3 +121,38 @@ def test_a_commit_enqueues_the_projection(store, submit, tenant, django_capture_
 
     assert len(callbacks) == 1  # one projection per subject per transaction
     assert set(user_item(store, "u1")["facts"]) == {"name", "role"}
+
+
+@pytest.mark.parametrize(
+    "url,expected",
+    [
+        ("sqlite:////var/lib/mp/store.sqlite3", ("sqlite", "/var/lib/mp/store.sqlite3")),
+        ("sqlite:///:memory:", ("sqlite", ":memory:")),
+        ("postgresql://store@db:5432/memory", ("postgres", "postgresql://store@db:5432/memory")),
+    ],
+)
+def test_memory_store_url_chooses_the_store(settings, url, expected):
+    settings.MEMORY_STORE_URL = url
+    assert store_location() == expected
+
+
+def test_an_unknown_store_url_is_refused(settings):
+    settings.MEMORY_STORE_URL = "redis://127.0.0.1:6379/0"
+    with pytest.raises(ValueError, match="MEMORY_STORE_URL"):
+        store_location()
+
+
+def test_a_sqlite_store_elsewhere_gets_the_same_projection(settings, publish, tenant, tmp_path):
+    from reviews.publication import close_store, get_store
+
+    fact = publish(tenant, "u1", field="name", value="Alice")
+    close_store()
+    settings.MEMORY_STORE_URL = f"sqlite:///{tmp_path}/store.sqlite3"
+    try:
+        store = get_store()
+        assert type(store).__name__ == "SqliteStore"
+        project_subject(fact.subject_id)
+        assert user_item(store, "u1")["facts"]["name"]["value"] == "Alice"
+        assert not project_subject(fact.subject_id)
+    finally:
+        close_store()
