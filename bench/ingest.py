@@ -38,15 +38,7 @@ os.environ.setdefault("MEMORY_API_RATE", "1000000/min")
 FIXTURE = ROOT / "reviews" / "fixtures" / "demo_conversations.jsonl"
 SUBJECTS = 50
 
-
-def ensure_database(url: str) -> None:
-    import psycopg
-
-    name = url.rsplit("/", 1)[1]
-    admin = url.rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
+from bench.policy import ensure_database  # noqa: E402 - after the environment above is set
 
 
 def fixture_texts() -> list[str]:
