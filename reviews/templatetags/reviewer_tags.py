@@ -2,7 +2,7 @@
 from django import template
 from django.utils.translation import gettext_lazy as _
 
-from ..models import Reason, Sensitivity, Source
+from ..models import CandidateStatus, Reason, Sensitivity, Source
 
 register = template.Library()
 
@@ -34,6 +34,14 @@ REASON_LABELS = {
 @register.filter
 def reason_label(code: str) -> str:
     return REASON_LABELS.get(code, code)
+
+
+STATUS_LABELS = dict(CandidateStatus.choices)
+
+
+@register.filter
+def status_label(code: str) -> str:
+    return STATUS_LABELS.get(code, code)
 
 
 @register.filter

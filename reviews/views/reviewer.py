@@ -88,6 +88,10 @@ def _back(request, fallback: str) -> str:
 
 # --- Queue ------------------------------------------------------------------------------------
 
+# Each item carries its conversation, facts and forms; 25 of them render in well under the
+# page's time budget (see bench/queue.py), and "More" brings the next 25.
+QUEUE_PAGE_SIZE_HTML = 25
+
 YES_NO = [("", gettext_lazy("any")), ("yes", gettext_lazy("yes")), ("no", gettext_lazy("no"))]
 STATUS_CHOICES = [
     (QUEUE_STATUS_OPEN, gettext_lazy("open (review, then user)")),
@@ -147,21 +151,20 @@ def queue(request):
             cursor = QueueCursor.decode(request.GET["cursor"])
         except InvalidInput:
             messages.error(request, _("That page link is broken; showing the first page."))
-    page = review_queue_page(tenant=request.tenant, filters=filters, cursor=cursor)
+    page = review_queue_page(tenant=request.tenant, filters=filters, cursor=cursor, limit=QUEUE_PAGE_SIZE_HTML)
     query = request.GET.copy()
     query.pop("cursor", None)
     next_url = None
     if page.next_cursor is not None:
         query["cursor"] = page.next_cursor.encode()
         next_url = f"{reverse('reviews:queue')}?{query.urlencode()}"
-    context = {
-        "form": form,
-        "items": review_queue_items(tenant=request.tenant, candidates=page.candidates),
-        "next_page_url": next_url,
-        "here": request.get_full_path(),
-        "can_decide": request.can_decide,
-        "resolutions": Resolution,
-    }
+    context = _item_context(
+        request,
+        here=request.get_full_path(),
+        form=form,
+        items=review_queue_items(tenant=request.tenant, candidates=page.candidates),
+        next_page_url=next_url,
+    )
     if request.htmx:  # the filter form and "more" both swap in a page of items
         return render(request, "reviews/queue.html#page", context)
     return render(request, "reviews/queue.html", context)
@@ -174,13 +177,17 @@ def candidate_detail(request, pk: int):
     return render(
         request,
         "reviews/candidate.html",
-        {
-            "item": review_queue_items(tenant=request.tenant, candidates=[candidate])[0],
-            "can_decide": request.can_decide,
-            "here": request.get_full_path(),
-            "resolutions": Resolution,
-        },
+        _item_context(
+            request,
+            here=request.get_full_path(),
+            item=review_queue_items(tenant=request.tenant, candidates=[candidate])[0],
+        ),
     )
+
+
+def _item_context(request, *, here: str, **extra) -> dict:
+    """What the item partial needs beside the item: who may act, and where to come back to."""
+    return {"can_decide": request.can_decide, "here": here, "queue_url": reverse("reviews:queue"), **extra}
 
 
 def _candidate_or_404(tenant, pk: int) -> Candidate:
@@ -284,15 +291,13 @@ def _decide(request, pk: int, kind: str, run) -> HttpResponseRedirect:
         return render(
             request,
             "reviews/queue.html#item",
-            {
-                "item": review_queue_items(tenant=request.tenant, candidates=[candidate])[0],
-                "can_decide": request.can_decide,
-                "here": _back(request, reverse("reviews:queue")),
-                "notice": notice,
-                "notice_level": notice_level,
-                "resolutions": Resolution,
-                "swapped": True,
-            },
+            _item_context(
+                request,
+                here=_back(request, reverse("reviews:queue")),
+                item=review_queue_items(tenant=request.tenant, candidates=[candidate])[0],
+                notice=notice,
+                notice_level=notice_level,
+            ),
         )
     {"success": messages.success, "stale": messages.warning, "error": messages.error}[notice_level](request, notice)
     return redirect(_back(request, reverse("reviews:queue")))

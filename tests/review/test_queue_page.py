@@ -6,6 +6,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from reviews.views.reviewer import QUEUE_PAGE_SIZE_HTML
 from tests.conftest import candidate
 from tests.review.conftest import TEMPLATE_VALUE, XSS_VALUE, propose, store_thread
 
@@ -50,9 +51,9 @@ class TestQueuePage:
         assert response.status_code == 200 and len(item_ids(response)) == 3
 
     def test_next_page_link_keeps_the_filters(self, tenant, reviewer_client):
-        propose(tenant, "bob", *[candidate(field="preference", value=f"v{i}") for i in range(55)])
+        propose(tenant, "bob", *[candidate(field="preference", value=f"v{i}") for i in range(QUEUE_PAGE_SIZE_HTML + 5)])
         first = reviewer_client.get(QUEUE, {"field": "preference"})
-        assert len(item_ids(first)) == 50
+        assert len(item_ids(first)) == QUEUE_PAGE_SIZE_HTML
         next_url = re.search(r'href="([^"]*cursor=[^"]+)"', first.content.decode()).group(1).replace("&amp;", "&")
         assert "field=preference" in next_url
         second = reviewer_client.get(next_url)
@@ -79,7 +80,7 @@ class TestQueuePage:
 
 
 class TestQueryCounts:
-    """The page costs the same number of queries for 3 items as for 50 (no N+1)."""
+    """The page costs the same number of queries for 3 items as for a full page (no N+1)."""
 
     def seed(self, tenant, start, count):
         for index in range(start, start + count):
@@ -101,12 +102,12 @@ class TestQueryCounts:
     def test_queue_page(self, tenant, reviewer_client, params, pinned):
         self.seed(tenant, 0, 3)
         few = self.count_queries(reviewer_client, params, 3)
-        self.seed(tenant, 3, 47)
-        many = self.count_queries(reviewer_client, params, 50)
+        self.seed(tenant, 3, QUEUE_PAGE_SIZE_HTML - 3)
+        many = self.count_queries(reviewer_client, params, QUEUE_PAGE_SIZE_HTML)
         assert few == many <= pinned
 
     def test_htmx_partial(self, tenant, reviewer_client, django_assert_max_num_queries):
-        self.seed(tenant, 0, 50)
+        self.seed(tenant, 0, QUEUE_PAGE_SIZE_HTML)
         with django_assert_max_num_queries(10):
             response = reviewer_client.get(QUEUE, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="results")
-        assert len(item_ids(response)) == 50
+        assert len(item_ids(response)) == QUEUE_PAGE_SIZE_HTML

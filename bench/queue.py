@@ -1,0 +1,302 @@
+"""Benchmark: the review queue on 1,000,000 candidates across 1,000 subjects.
+
+Seeds its own PostgreSQL database with set-based SQL (generate_series: subjects, entities,
+200,000 messages, facts, 1,000,000 candidates in a realistic mix of statuses), then times,
+in-process, the first and the 200th page of the queue with and without filters:
+
+* ``selector``: ``review_queue_page`` + ``review_queue_items``, everything the page reads
+  (the candidates, the source messages and their neighbours, the current facts, the schema);
+* ``view``: the whole page through Django's test client (session, auth, rendering).
+
+    python bench/queue.py [--database-url URL] [--iterations 200] [--reseed]
+
+Target (issue 4): median under 50 ms and p99 under 150 ms.
+"""
+import sys
+from pathlib import Path
+
+# Run as a script, this file's directory comes first on sys.path and its name would shadow
+# the standard library's ``queue`` (which psycopg imports): put the project root there instead.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import argparse  # noqa: E402
+import os  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_portal.settings")
+
+DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/memory_portal_bench_queue"
+TENANT = "bench-queue"
+SUBJECTS = 1_000
+CANDIDATES = 1_000_000
+PAGE = 50
+DEEP_PAGE = 200
+
+
+def ensure_database(url: str) -> None:
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    admin = url.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+# Ten field shapes, cycled by i % 10; conflicts only where a fact is seeded (k in 0, 3, 7).
+FIELDS_SQL = """
+    (VALUES (0, 'user', 'name'), (1, 'user', 'role'), (2, 'user', 'language'), (3, 'user', 'location'),
+            (4, 'user', 'preference'), (5, 'user', 'preference'), (6, 'user', 'health'),
+            (7, 'project', 'database'), (8, 'project', 'status'), (9, 'project', 'tech_stack')) AS f(k, entity_type, field)
+"""
+
+SEED_SQL = [
+    # Subjects.
+    """
+    INSERT INTO reviews_subject (tenant_id, user_id, collection_paused, created_at)
+    SELECT %(tenant)s, 'user-' || s, false, now() FROM generate_series(0, %(subjects)s - 1) s
+    """,
+    # A user entity and two projects per subject; one project in ten is new.
+    """
+    INSERT INTO reviews_entity (tenant_id, subject_id, entity_type, entity_id, display_name, is_new, created_at)
+    SELECT %(tenant)s, subj.id, e.entity_type,
+           CASE WHEN e.entity_type = 'user' THEN subj.user_id ELSE e.slug END, e.slug,
+           e.slug = 'p2' AND subj.id %% 10 = 0, now()
+    FROM reviews_subject subj
+    CROSS JOIN (VALUES ('user', 'me'), ('project', 'p1'), ('project', 'p2')) AS e(entity_type, slug)
+    WHERE subj.tenant_id = %(tenant)s
+    """,
+    # 20 threads of 10 messages per subject.
+    """
+    INSERT INTO reviews_message (tenant_id, subject_id, message_id, thread_id, role, content, created_at,
+                                 received_at, extraction_status, extraction_attempts, extraction_error, extracted_at)
+    SELECT %(tenant)s, subj.id, subj.user_id || '-t' || t || '-m' || m, subj.user_id || '-t' || t,
+           CASE WHEN m %% 2 = 0 THEN 'assistant' ELSE 'user' END,
+           'In thread ' || t || ', message ' || m || ': I really like topic ' || (t * 10 + m) || ', by the way.',
+           now() - interval '40 days' + t * interval '1 day' + m * interval '1 minute', now(), 'done', 1, '', now()
+    FROM reviews_subject subj, generate_series(1, 20) t, generate_series(1, 10) m
+    WHERE subj.tenant_id = %(tenant)s
+    """,
+    # Published facts the conflicts point at: name and location of the user, database of p1.
+    """
+    INSERT INTO reviews_fact (tenant_id, subject_id, entity_id, field, value, value_digest, cardinality, sensitivity,
+                              category, confidence, kind, scope, thread_id, source, source_message_id, evidence,
+                              provenance, status, version, approved_by, created_at, updated_at)
+    SELECT %(tenant)s, e.subject_id, e.id, f.field, f.value || ' ' || e.subject_id, md5(f.field || e.id), 'one',
+           f.sensitivity, f.category, 0.97, 'fact', 'long_term', '', 'chat', '', '', '[]'::jsonb, 'active', 1,
+           'policy', now() - interval '35 days', now() - interval '35 days'
+    FROM reviews_entity e
+    JOIN (VALUES ('user', 'name', 'Name', 'normal', 'identity'), ('user', 'location', 'City', 'personal', 'constraint'),
+                 ('project', 'database', 'MySQL', 'normal', 'constraint')) AS f(entity_type, field, value, sensitivity, category)
+      ON f.entity_type = e.entity_type
+    WHERE e.tenant_id = %(tenant)s AND (e.entity_type = 'user' OR e.entity_id = 'p1')
+    """,
+    # The candidates: one INSERT ... SELECT over generate_series, created two seconds apart.
+    f"""
+    WITH subjects AS (
+        SELECT id, user_id, row_number() OVER (ORDER BY id) - 1 AS n FROM reviews_subject WHERE tenant_id = %(tenant)s
+    ), series AS (
+        SELECT i, (i::bigint * 2654435761) %% 1000 AS roll, i %% 10 AS k FROM generate_series(1, %(candidates)s) i
+    ), rows AS (
+        SELECT series.*, s.id AS subject_id, s.user_id, f.entity_type, f.field,
+               CASE WHEN roll < 500 THEN 'pending_review' WHEN roll < 600 THEN 'pending_user'
+                    WHEN roll < 850 THEN 'approved' WHEN roll < 950 THEN 'rejected' ELSE 'auto_approved' END AS status
+        FROM series
+        JOIN subjects s ON s.n = series.i %% %(subjects)s
+        JOIN {FIELDS_SQL} ON f.k = series.k
+    )
+    INSERT INTO reviews_candidate (tenant_id, subject_id, entity_id, entity_type, entity_ref_id, field, value,
+                                   confidence, kind, scope, thread_id, supersedes, source, source_message_id, evidence,
+                                   extractor, prompt_version, status, reason, note, flags, has_conflict, version,
+                                   decided_by, decided_at, created_at, updated_at)
+    SELECT %(tenant)s, r.subject_id, e.id, r.entity_type, e.entity_id, r.field, 'value ' || r.i,
+           0.5 + ((r.i * 37) %% 50) / 100.0, 'fact', 'long_term', '', false, 'chat',
+           r.user_id || '-t' || (1 + r.i %% 20) || '-m' || (1 + (r.i / 20) %% 10),
+           'topic ' || ((1 + r.i %% 20) * 10 + 1 + (r.i / 20) %% 10),
+           CASE WHEN r.i %% 3 = 0 THEN 'llm' ELSE 'rules' END, 'v' || (1 + r.i %% 4),
+           r.status,
+           CASE r.status WHEN 'pending_review' THEN 'needs_review' WHEN 'pending_user' THEN 'needs_confirmation'
+                         WHEN 'approved' THEN (CASE WHEN r.i %% 5 = 0 THEN 'reviewer_edited' ELSE 'reviewer_approved' END)
+                         WHEN 'rejected' THEN 'reviewer_rejected' ELSE 'auto_approve' END,
+           '', CASE WHEN (r.i * 17) %% 100 < 5 THEN '["new_entity"]' ELSE '[]' END::jsonb,
+           r.status = 'pending_review' AND r.k IN (0, 3, 7) AND (r.i * 13) %% 100 < 15,
+           CASE WHEN r.status LIKE 'pending%%' THEN 1 ELSE 2 END,
+           CASE WHEN r.status LIKE 'pending%%' THEN '' WHEN r.status = 'auto_approved' THEN 'policy'
+                ELSE 'reviewer:' || (1 + r.i %% 5) END,
+           CASE WHEN r.status LIKE 'pending%%' THEN NULL
+                ELSE now() - (%(candidates)s - r.i) * interval '2 seconds' + interval '1 hour' END,
+           now() - (%(candidates)s - r.i) * interval '2 seconds',
+           now() - (%(candidates)s - r.i) * interval '2 seconds'
+    FROM rows r
+    JOIN reviews_entity e ON e.subject_id = r.subject_id AND e.entity_type = r.entity_type
+     AND e.entity_id = CASE WHEN r.entity_type = 'user' THEN r.user_id ELSE 'p' || (1 + (r.i / 1000) %% 2) END
+    """,
+    """
+    UPDATE reviews_candidate c SET conflict_fact_id = f.id
+    FROM reviews_fact f
+    WHERE c.tenant_id = %(tenant)s AND c.has_conflict AND f.entity_id = c.entity_id AND f.field = c.field
+      AND f.status = 'active'
+    """,
+    "UPDATE reviews_candidate SET has_conflict = false WHERE tenant_id = %(tenant)s AND has_conflict AND conflict_fact_id IS NULL",
+]
+
+
+def seed(tenant) -> None:
+    from django.db import connection, transaction
+
+    params = {"tenant": tenant.pk, "subjects": SUBJECTS, "candidates": CANDIDATES}
+    started = time.perf_counter()
+    with transaction.atomic(), connection.cursor() as cursor:
+        for statement in SEED_SQL:
+            cursor.execute(statement, params)
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE reviews_candidate")
+        cursor.execute("ANALYZE reviews_message")
+        cursor.execute("ANALYZE reviews_entity")
+        cursor.execute("ANALYZE reviews_fact")
+        cursor.execute("ANALYZE reviews_subject")
+    print(f"seeded {CANDIDATES:,} candidates across {SUBJECTS:,} subjects in {time.perf_counter() - started:.1f} s")
+
+
+def prepare(reseed: bool):
+    from django.core.management import call_command
+
+    from reviews.models import Candidate, Role, Tenant
+    from reviews.services.tenants import staff_create, tenant_create
+
+    call_command("migrate", verbosity=0)
+    tenant = Tenant.objects.filter(slug=TENANT).first()
+    if tenant is not None and reseed:
+        Candidate.objects.filter(tenant=tenant).delete()
+        tenant.subjects.all().delete()
+    if tenant is None:
+        tenant = tenant_create(slug=TENANT, name="Queue benchmark")
+        staff_create(tenant=tenant, username="bench-reviewer", role=Role.REVIEWER, password=None)
+    if Candidate.objects.filter(tenant=tenant).count() != CANDIDATES:
+        seed(tenant)
+    else:
+        print(f"reusing the seeded database ({CANDIDATES:,} candidates)")
+    return tenant
+
+
+@dataclass
+class Timing:
+    median: float
+    p99: float
+    cpu_median: float
+
+    def __str__(self) -> str:
+        return f"{self.median:7.1f} {self.p99:7.1f} {self.cpu_median:6.1f}"
+
+
+def timed(run, iterations: int) -> Timing:
+    """Wall-clock median and p99 (ms), and the median CPU time of this process (ms): on a busy
+    machine the wall clock includes waiting for a core, the CPU time does not."""
+    run()  # warm the caches the way a running server has them
+    wall, cpu = [], []
+    for _ in range(iterations):
+        started, started_cpu = time.perf_counter(), time.process_time()
+        run()
+        wall.append((time.perf_counter() - started) * 1000)
+        cpu.append((time.process_time() - started_cpu) * 1000)
+    wall.sort()
+    return Timing(statistics.median(wall), wall[min(len(wall) - 1, int(len(wall) * 0.99))], statistics.median(cpu))
+
+
+def cursor_of_page(tenant, filters, page_number, limit):
+    """The cursor that opens page ``page_number`` (1-based), walked the way a reviewer pages."""
+    from reviews.selectors import review_queue_page
+
+    cursor = None
+    for _ in range(page_number - 1):
+        page = review_queue_page(tenant=tenant, filters=filters, cursor=cursor, limit=limit, related=())
+        if page.next_cursor is None:
+            raise SystemExit(f"fewer than {page_number} pages for {filters}")
+        cursor = page.next_cursor
+    return cursor
+
+
+CASES = [
+    # label, QueueFilters arguments, the same filters as query parameters
+    ("no filter", {}, {}),
+    ("field=location, confidence 0.6-0.9", {"field": "location", "min_confidence": 0.6, "max_confidence": 0.9},
+     {"field": "location", "min_confidence": "0.6", "max_confidence": "0.9"}),
+    ("sensitivity=personal", {"sensitivity": "personal"}, {"sensitivity": "personal"}),
+    ("conflict", {"conflict": True}, {"conflict": "yes"}),
+    ("new entity", {"new_entity": True}, {"new_entity": "yes"}),
+    ("entity_type=project, older than 7 days", {"entity_type": "project", "age": "gt7d"},
+     {"entity_type": "project", "age": "gt7d"}),
+    ("status=open (review, then user)", {"status": "open"}, {"status": "open"}),
+    ("user_id=user-42", {"user_id": "user-42"}, {"user_id": "user-42"}),
+]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--database-url", default=os.environ.get("BENCH_QUEUE_DATABASE_URL", DEFAULT_URL))
+    parser.add_argument("--iterations", type=int, default=200)
+    parser.add_argument("--reseed", action="store_true")
+    args = parser.parse_args()
+    ensure_database(args.database_url)
+    os.environ["DATABASE_URL"] = args.database_url
+    # Measure what production runs: no debug cursor wrappers, cached templates.
+    os.environ.setdefault("DJANGO_DEBUG", "0")
+    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-queue-only")
+    os.environ.setdefault("DJANGO_SECURE_COOKIES", "0")
+
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from reviews.models import Scope
+    from reviews.selectors import QueueFilters, review_queue_items, review_queue_page
+    from reviews.services.tenants import api_key_create
+    from reviews.views.reviewer import QUEUE_PAGE_SIZE_HTML
+
+    tenant = prepare(args.reseed)
+    browser = Client()
+    browser.force_login(get_user_model().objects.get(username="bench-reviewer"))
+    _, raw_key = api_key_create(tenant=tenant, scopes=[Scope.REVIEW], name="bench")
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
+
+    print(f"\nload average before timing: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+    print(f"times in ms: wall median, wall p99, CPU median; {args.iterations} iterations each\n")
+    print(f"{'case':<40}{'page':>5} | {'selector (50 items)':>22} | {'API (50 items)':>22} | {'HTML page (25 items)':>22}")
+    worst: list[Timing] = []
+    for label, filter_args, params in CASES:
+        filters = QueueFilters(**filter_args)
+        for page_number in (1, DEEP_PAGE):
+            try:
+                api_cursor = cursor_of_page(tenant, filters, page_number, PAGE)
+                html_cursor = cursor_of_page(tenant, filters, page_number, QUEUE_PAGE_SIZE_HTML)
+            except SystemExit as short:
+                print(f"{label:<40}{page_number:>5} | {short}")
+                continue
+
+            def select(filters=filters, cursor=api_cursor):
+                page = review_queue_page(tenant=tenant, filters=filters, cursor=cursor, limit=PAGE)
+                review_queue_items(tenant=tenant, candidates=page.candidates)
+
+            def call_api(query=dict(params, limit=PAGE, **({"cursor": api_cursor.encode()} if api_cursor else {}))):
+                query = {key: ("true" if value == "yes" else value) for key, value in query.items()}
+                assert api.get("/api/v1/review/candidates", query).status_code == 200
+
+            def view(query=dict(params, **({"cursor": html_cursor.encode()} if html_cursor else {}))):
+                assert browser.get("/review/", query).status_code == 200
+
+            timings = [timed(run, args.iterations) for run in (select, call_api, view)]
+            worst.extend(timings)
+            print(f"{label:<40}{page_number:>5} | " + " | ".join(f"{timing!s:>22}" for timing in timings))
+    print(
+        f"\nworst median {max(t.median for t in worst):.1f} ms, worst p99 {max(t.p99 for t in worst):.1f} ms, "
+        f"worst CPU median {max(t.cpu_median for t in worst):.1f} ms (target: median < 50 ms, p99 < 150 ms)"
+    )
+    print(f"load average after timing: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
