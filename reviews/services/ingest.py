@@ -499,15 +499,17 @@ def _extract_one(message: Message, *, extractor: Extractor, actor: Actor, count_
     try:
         context = extraction_context_build(message, with_fields=getattr(extractor, "reads_fields", True))
         result = extractor.extract(context)
+        return _commit_extraction(message, result=result, extractor=extractor, actor=actor)
     except ExtractionError as exc:
-        if not count_failures:
-            return ExtractOutcome("pending", error=str(exc))
-        return _record_failure(message, error=str(exc), retryable=exc.retryable, actor=actor)
-    except DatabaseError as exc:
-        if not count_failures:
-            return ExtractOutcome("pending", error=type(exc).__name__)
-        return _record_failure(message, error=f"database error: {type(exc).__name__}", retryable=True, actor=actor)
-    return _commit_extraction(message, result=result, extractor=extractor, actor=actor)
+        error, retryable = str(exc), exc.retryable
+    except DatabaseError as exc:  # a lost connection, a deadlock: worth another attempt
+        error, retryable = f"database error: {type(exc).__name__}", True
+    except Exception as exc:  # noqa: BLE001 - a bug must not leave the row pending forever
+        logger.exception("extraction of message %s failed unexpectedly", message.pk)
+        error, retryable = f"internal error: {type(exc).__name__}", False
+    if not count_failures:
+        return ExtractOutcome("pending", error=error)
+    return _record_failure(message, error=error, retryable=retryable, actor=actor)
 
 
 @transaction.atomic

@@ -222,3 +222,18 @@ def test_a_whole_batch_is_extracted_in_order_on_the_default(tenant, django_captu
 
     assert time.monotonic() - started < 5
     assert Fact.objects.get(field="database").value == "PostgreSQL"
+
+
+def test_an_unexpected_error_fails_visibly_instead_of_looping(tenant):
+    class Broken:
+        name, prompt_version = "broken", "v0"
+
+        def extract(self, context):
+            raise KeyError("a bug")
+
+    ingest(tenant, message("m-1", "我叫 Alice。"))
+
+    outcome = message_extract(message_pk=row("m-1").pk, extractor=Broken())
+
+    assert outcome.status == "failed"
+    assert row("m-1").extraction_error == "internal error: KeyError"
