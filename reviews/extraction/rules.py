@@ -90,7 +90,6 @@ _NOT_NAMES_EN = {
 # --- Sentence and clause splitting ------------------------------------------------------
 _SENTENCE = re.compile(r"(?:[^。！？!?；;\n.]|\.(?![\s]|$))+(?:[。！？!?；;.]+|\n|$)")
 _CLAUSE_ZH = re.compile(r"[^，,：:]+")
-_QUESTION_END = ("?", "？", "吗", "吗。", "呢")
 _STRIP = " \t\r\n。.!！,，;；:：、"
 
 
@@ -236,7 +235,6 @@ ONE_OFF = re.compile(
     r"(?i)今天|这次|这一次|本次|此次|这回|今晚|暂时|这个问题|\bthis time\b|\btoday\b|\bfor now\b|\bjust for this\b|"
     r"\bfor this (?:one|answer|question|reply|conversation|chat)\b|\bright now\b"
 )
-LASTING = re.compile(r"(?i)以后|今后|往后|从现在起|一直|总是|每次|始终|\balways\b|\bfrom now on\b|\bin (?:the )?future\b|\bgoing forward\b|\bby default\b|\bevery time\b|\bnever\b")
 STYLE_WORDS = re.compile(
     r"(?i)短一|短点|简洁|简短|详细|简单|中文|英文|例子|示例|步骤|运行方式|注释|测试|生产实践|格式|列表|要点|表格|语气|"
     r"正式|口语|markdown|\bbullet|\bshort\b|\bshorter\b|\bconcise|\bbrief|\bdetailed\b|\bexamples?\b|\btests?\b|"
