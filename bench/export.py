@@ -30,7 +30,12 @@ from pathlib import Path
 from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+# Run as a script, this folder would come first on the path, and bench/queue.py would
+# shadow the standard library's queue (psycopg imports it): the project root instead.
+if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+    sys.path[0] = str(ROOT)
+else:
+    sys.path.insert(0, str(ROOT))
 SERVER = "postgres://postgres@127.0.0.1:5432"
 DATABASE = "memory_portal_bench_export"
 TENANT = "bench-export"
@@ -129,7 +134,9 @@ def seed(events: int) -> None:
                 for row in event_rows:
                     copy.write_row(row)
             # Payloads join their events by (tenant, seq) → id, as record_many's bulk_create does.
-            cursor.execute("CREATE TEMP TABLE bench_payload (seq bigint, subject text, after jsonb, reason text) ON COMMIT DROP")
+            cursor.execute(
+                "CREATE TEMP TABLE bench_payload (seq bigint, subject text, after jsonb, reason text) ON COMMIT DROP"
+            )
             with cursor.cursor.copy("COPY bench_payload FROM STDIN") as copy:
                 for row in payload_rows:
                     copy.write_row(row)

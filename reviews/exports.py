@@ -53,7 +53,15 @@ HASHED_COLUMNS = [
 ]
 COLUMNS = [*HASHED_COLUMNS, "before", "after", "reason", "erased", "prev_hash", "hash"]
 # What one keyset page selects: the event's columns, then its payload's (a LEFT JOIN).
-_SELECT = [*HASHED_COLUMNS, "prev_hash", "hash", "payload__event_id", "payload__before", "payload__after", "payload__reason"]
+_SELECT = [
+    *HASHED_COLUMNS,
+    "prev_hash",
+    "hash",
+    "payload__event_id",
+    "payload__before",
+    "payload__after",
+    "payload__reason",
+]
 _CREATED_AT = HASHED_COLUMNS.index("created_at")
 _SEQ = HASHED_COLUMNS.index("seq")
 _DIGESTS = slice(HASHED_COLUMNS.index("before_digest"), HASHED_COLUMNS.index("reason_digest") + 1)
@@ -526,7 +534,9 @@ def verify_export_file(
             if manifest.get("from_genesis") and first is not None and (
                 first.get("seq") != 1 or first.get("prev_hash") != GENESIS_HASH
             ):
-                problems.append(RowProblem(first_line, first.get("seq"), "the export does not start at the first event"))
+                problems.append(
+                    RowProblem(first_line, first.get("seq"), "the export does not start at the first event")
+                )
         problems += _manifest_problems(manifest, result, digest.hexdigest())
     result.problems = sorted(problems, key=lambda p: (p.line == 0, p.line))[:max_problems]
     return result
@@ -535,7 +545,8 @@ def verify_export_file(
 def _manifest_problems(manifest: dict, result: FileVerifyResult, sha256: str) -> list[RowProblem]:
     problems = []
     if manifest.get("rows") != result.rows:
-        problems.append(RowProblem(0, None, f"the manifest counts {manifest.get('rows')} rows, the file has {result.rows}"))
+        counted = f"the manifest counts {manifest.get('rows')} rows, the file has {result.rows}"
+        problems.append(RowProblem(0, None, counted))
     if manifest.get("sha256") != sha256:
         problems.append(RowProblem(0, None, "the file's content does not match the manifest's SHA-256"))
     head = manifest.get("chain_head") or {}

@@ -151,7 +151,11 @@ def audit_export_run(*, export_id: int) -> AuditExport | None:
                 actor=_actor_of(job),
                 action="audit.exported",
                 object_id=job.pk,
-                after={"rows": exporter.rows, "sha256": job.manifest["sha256"], "chain_head": job.manifest["chain_head"]},
+                after={
+                    "rows": exporter.rows,
+                    "sha256": job.manifest["sha256"],
+                    "chain_head": job.manifest["chain_head"],
+                },
             )
     except Exception as exc:  # the job is marked failed where an auditor sees it and can run it again
         logger.exception("audit export %s failed", export_id)

@@ -72,6 +72,8 @@ DELETED_KEYS = (
     "audit_values",
     "export_files",
 )
+# Rows kept with the deleted values cut out of their text.
+REDACTED_KEYS = ("messages", "candidates", "facts", "recall_records")
 # Events that are receipts: they hold counts and identifiers, never values, and outlive
 # a later erasure of the same subject.
 RECEIPT_ACTIONS = ("memory.deleted", "subject.erased", "memory.expired")
@@ -83,15 +85,19 @@ class ErasureReceipt:
 
     scope: dict
     deleted: dict = field(default_factory=lambda: dict.fromkeys(DELETED_KEYS, 0))
-    # Rows that stay with the deleted values cut out of their text.
-    redacted: dict = field(default_factory=lambda: {"messages": 0, "candidates": 0, "facts": 0, "recall_records": 0})
+    redacted: dict = field(default_factory=lambda: dict.fromkeys(REDACTED_KEYS, 0))
     at: datetime = field(default_factory=timezone.now)
 
     def count(self, key: str, n: int) -> None:
         self.deleted[key] += n
 
     def as_dict(self) -> dict:
-        return {"deleted": dict(self.deleted), "redacted": dict(self.redacted), "scope": dict(self.scope), "at": self.at.isoformat()}
+        return {
+            "deleted": dict(self.deleted),
+            "redacted": dict(self.redacted),
+            "scope": dict(self.scope),
+            "at": self.at.isoformat(),
+        }
 
 
 # --- Finding and cutting out values -----------------------------------------------------
@@ -148,11 +154,11 @@ def _redact_rows(queryset, fields: list[str], pattern: re.Pattern) -> int:
 
 def _rewrite_recall_queries(*, subject: Subject, rewrite) -> int:
     records = RecallRecord.objects.filter(tenant_id=subject.tenant_id, user_id=subject.user_id)
-    changes = [
-        (pk, rewrite(query))
-        for pk, query in records.values_list("pk", "query").iterator(chunk_size=500)
-        if rewrite(query) != query
-    ]
+    changes = []
+    for pk, query in records.values_list("pk", "query").iterator(chunk_size=500):
+        rewritten = rewrite(query)
+        if rewritten != query:
+            changes.append((pk, rewritten))
     for pk, query in changes:
         RecallRecord.objects.filter(pk=pk).update(query=query)
     return len(changes)
@@ -182,10 +188,9 @@ def audit_event_ids(*, tenant_id: int, objects: Q):
 def purge_object_values(*, tenant_id: int, object_type: str, object_ids) -> int:
     """Delete the readable payloads of events about these objects (and export files that
     carried them), e.g. expired messages; returns how many payloads went."""
+    about = audit_event_ids(tenant_id=tenant_id, objects=_objects(object_type, object_ids))
     event_ids = list(
-        AuditPayload.objects.filter(
-            tenant_id=tenant_id, event_id__in=audit_event_ids(tenant_id=tenant_id, objects=_objects(object_type, object_ids))
-        ).values_list("event_id", flat=True)
+        AuditPayload.objects.filter(tenant_id=tenant_id, event_id__in=about).values_list("event_id", flat=True)
     )
     if not event_ids:
         return 0
@@ -247,9 +252,7 @@ def forget_facts(
     receipt.count("fact_versions", versions.delete()[0])
     receipt.count("store_items", _projection_keys(facts))
     receipt.count("facts", len(facts))
-    Fact.objects.filter(pk__in=fact_ids).update(
-        status=status, value="", evidence="", updated_at=receipt.at
-    )
+    Fact.objects.filter(pk__in=fact_ids).update(status=status, value="", evidence="", updated_at=receipt.at)
 
     digests = {value_digest(v) for v in values}
     slots = {(fact.entity_id, fact.field, fact.thread_id) for fact in facts}
@@ -284,8 +287,9 @@ def forget_facts(
 
 def redact_subject_text(*, subject: Subject, pattern: re.Pattern, receipt: ErasureReceipt) -> None:
     receipt.redacted["messages"] += _redact_rows(Message.objects.filter(subject=subject), ["content"], pattern)
+    # Not other candidates' values: a value of another field is that field's memory.
     receipt.redacted["candidates"] += _redact_rows(
-        Candidate.objects.filter(subject=subject), ["value", "evidence", "note"], pattern
+        Candidate.objects.filter(subject=subject), ["evidence", "note"], pattern
     )
     receipt.redacted["facts"] += _redact_rows(Fact.objects.filter(subject=subject), ["evidence"], pattern)
     _redact_rows(FactVersion.objects.filter(fact__subject=subject), ["reason"], pattern)
@@ -317,7 +321,9 @@ def fact_retired_event(
     )
 
 
-def receipt_event(*, action: str, subject: Subject, actor: Actor, receipt: ErasureReceipt, reason_code=Reason.ERASED) -> EventDraft:
+def receipt_event(
+    *, action: str, subject: Subject, actor: Actor, receipt: ErasureReceipt, reason_code: str = Reason.ERASED
+) -> EventDraft:
     return EventDraft(
         actor=str(actor),
         action=action,

@@ -73,7 +73,8 @@ class ExportForm(forms.Form):
 
     def filters(self) -> ExportFilters:
         data = self.cleaned_data
-        return ExportFilters(**{name: data[name] for name in ("since", "until", "action", "actor", "user_id", "object")})
+        names = ("since", "until", "action", "actor", "user_id", "object")
+        return ExportFilters(**{name: data[name] for name in names})
 
 
 def _home(request, form: ExportForm, status: int = 200):

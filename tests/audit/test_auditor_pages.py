@@ -3,6 +3,7 @@ import io
 import json
 
 import pytest
+from django.db import connection
 
 from reviews.actors import Actor
 from reviews.audit import verify_tenant
@@ -10,6 +11,7 @@ from reviews.models import AuditEvent, AuditExport, ExportStatus, Role
 from reviews.services.erasure import subject_erase
 from reviews.services.tenants import staff_create
 from tests.conftest import PASSWORD
+from tests.core.test_audit_chain import tamper
 from tests.erasure.memory import NAME, USER
 
 from .conftest import export_bytes
@@ -196,13 +198,8 @@ def test_an_outsider_reviewer_finds_nothing(as_user, outsider, memory, auditor, 
     assert client.get(f"/audit/exports/{job.pk}/file").status_code == 403
 
 
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="tampers behind PostgreSQL's append-only trigger")
 def test_verify_names_a_tampered_stored_event(as_user, auditor, memory, tenant):
-    from django.db import connection
-
-    if connection.vendor != "postgresql":
-        pytest.skip("tampering goes behind PostgreSQL's append-only trigger")
-    from tests.core.test_audit_chain import tamper
-
     victim = AuditEvent.objects.filter(tenant_id=tenant.pk).order_by("seq")[7]
     tamper("UPDATE reviews_auditevent SET action = %s WHERE id = %s", ["fact.forged", victim.pk])
     html = as_user(auditor).post("/audit/verify/", {"check": "chain"}).content.decode()

@@ -11,8 +11,10 @@ from reviews.actors import Actor
 from reviews.audit import verify_tenant
 from reviews.models import AuditEvent, Candidate, Fact, FactStatus, FieldDefinition, Message
 from reviews.selectors import RecallQuery
+from reviews.services.candidates import candidate_approve
 from reviews.services.recall import recall_perform
 from reviews.services.retention import retention_sweep
+from tests.conftest import candidate
 from tests.erasure.conftest import surviving
 from tests.erasure.memory import add_message
 
@@ -105,9 +107,6 @@ def test_candidates_stay_for_the_figures_with_their_value_blanked(start, tenant,
 
 
 def test_a_kept_sensitive_fact_does_not_expire(start, tenant, submit):
-    from reviews.services.candidates import candidate_approve
-    from tests.conftest import candidate
-
     result = submit(tenant, USER, candidate(field="health", value="hyperglossia", confidence=0.97))[0]
     pending = Candidate.objects.get(pk=result.candidate_id)
     kept = candidate_approve(
@@ -145,10 +144,10 @@ def test_thread_memory_expires_when_the_thread_is_idle(start, tenant, publish, c
 
 
 def test_open_thread_candidates_are_withdrawn_with_their_thread(start, tenant, submit):
-    from tests.conftest import candidate
-
     result = submit(
-        tenant, USER, candidate(field="preference", value="maybe spaces", confidence=0.85, scope="thread", thread_id="t-7")
+        tenant,
+        USER,
+        candidate(field="preference", value="maybe spaces", confidence=0.85, scope="thread", thread_id="t-7"),
     )[0]
     start.move_to(timezone.now() + timedelta(days=8))
     assert retention_sweep().candidates_withdrawn == 1
