@@ -5,7 +5,7 @@ import hashlib
 import secrets as token_source
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils.text import slugify
 
 from .. import audit
@@ -65,13 +65,49 @@ def api_key_create(
 
 
 def api_key_authenticate(raw_key: str) -> ApiKey | None:
+    """The live key (with its tenant) a raw key stands for, or None.
+
+    Every API call runs this, so the query is written out: building this join with the
+    ORM took five times the CPU of everything else a recall does in the database. Rows
+    become model instances through the fields' own converters, as the ORM would.
+    """
     if not raw_key or len(raw_key) > 200:
         return None
-    return (
-        ApiKey.objects.select_related("tenant")
-        .filter(key_hash=hash_api_key(raw_key), revoked_at__isnull=True)
-        .first()
-    )
+    key_columns, tenant_columns = _ApiKeyLookup.columns()
+    with connection.cursor() as cursor:
+        cursor.execute(_ApiKeyLookup.sql(), [hash_api_key(raw_key)])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    key = _ApiKeyLookup.instance(ApiKey, key_columns, row[: len(key_columns)])
+    key.tenant = _ApiKeyLookup.instance(Tenant, tenant_columns, row[len(key_columns) :])
+    return key
+
+
+class _ApiKeyLookup:
+    @staticmethod
+    def columns():
+        return ApiKey._meta.concrete_fields, Tenant._meta.concrete_fields
+
+    @classmethod
+    def sql(cls) -> str:
+        key_columns, tenant_columns = cls.columns()
+        selected = [f"k.{f.column}" for f in key_columns] + [f"t.{f.column}" for f in tenant_columns]
+        return (
+            f"SELECT {', '.join(selected)} FROM {ApiKey._meta.db_table} k "
+            f"JOIN {Tenant._meta.db_table} t ON t.id = k.tenant_id "
+            "WHERE k.key_hash = %s AND k.revoked_at IS NULL"
+        )
+
+    @staticmethod
+    def instance(model, fields, values):
+        converted = []
+        for model_field, value in zip(fields, values):
+            column = model_field.get_col(model._meta.db_table)
+            for convert in connection.ops.get_db_converters(column) + model_field.get_db_converters(connection):
+                value = convert(value, column, connection)
+            converted.append(value)
+        return model.from_db(connection.alias, [f.attname for f in fields], converted)
 
 
 @transaction.atomic
