@@ -35,12 +35,14 @@ PAGE = 50
 DEEP_PAGE = 200
 
 
-def ensure_database(url: str) -> None:
+def ensure_database(url: str, *, fresh: bool) -> None:
     import psycopg
 
     name = url.rsplit("/", 1)[1]
     admin = url.rsplit("/", 1)[0] + "/postgres"
     with psycopg.connect(admin, autocommit=True) as conn:
+        if fresh:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
         if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
             conn.execute(f'CREATE DATABASE "{name}"')
 
@@ -94,44 +96,46 @@ SEED_SQL = [
     WHERE e.tenant_id = %(tenant)s AND (e.entity_type = 'user' OR e.entity_id = 'p1')
     """,
     # The candidates: one INSERT ... SELECT over generate_series, created two seconds apart.
+    # Row i belongs to subject i % 1000; j = i / 1000 numbers a subject's own rows, and every
+    # other attribute mixes in j, so a subject's rows vary (field, status, thread, flags...).
     f"""
     WITH subjects AS (
         SELECT id, user_id, row_number() OVER (ORDER BY id) - 1 AS n FROM reviews_subject WHERE tenant_id = %(tenant)s
     ), series AS (
-        SELECT i, (i::bigint * 2654435761) %% 1000 AS roll, i %% 10 AS k FROM generate_series(1, %(candidates)s) i
+        SELECT i, i / %(subjects)s AS j, (i::bigint * 2654435761) %% 1009 AS roll FROM generate_series(1, %(candidates)s) i
     ), rows AS (
-        SELECT series.*, s.id AS subject_id, s.user_id, f.entity_type, f.field,
-               CASE WHEN roll < 500 THEN 'pending_review' WHEN roll < 600 THEN 'pending_user'
-                    WHEN roll < 850 THEN 'approved' WHEN roll < 950 THEN 'rejected' ELSE 'auto_approved' END AS status
+        SELECT series.*, (j * 7 + i) %% 10 AS k, s.id AS subject_id, s.user_id, f.entity_type, f.field,
+               CASE WHEN roll < 505 THEN 'pending_review' WHEN roll < 606 THEN 'pending_user'
+                    WHEN roll < 858 THEN 'approved' WHEN roll < 959 THEN 'rejected' ELSE 'auto_approved' END AS status
         FROM series
         JOIN subjects s ON s.n = series.i %% %(subjects)s
-        JOIN {FIELDS_SQL} ON f.k = series.k
+        JOIN {FIELDS_SQL} ON f.k = (series.j * 7 + series.i) %% 10
     )
     INSERT INTO reviews_candidate (tenant_id, subject_id, entity_id, entity_type, entity_ref_id, field, value,
                                    confidence, kind, scope, thread_id, supersedes, source, source_message_id, evidence,
                                    extractor, prompt_version, status, reason, note, flags, has_conflict, version,
                                    decided_by, decided_at, created_at, updated_at)
     SELECT %(tenant)s, r.subject_id, e.id, r.entity_type, e.entity_id, r.field, 'value ' || r.i,
-           0.5 + ((r.i * 37) %% 50) / 100.0, 'fact', 'long_term', '', false, 'chat',
-           r.user_id || '-t' || (1 + r.i %% 20) || '-m' || (1 + (r.i / 20) %% 10),
-           'topic ' || ((1 + r.i %% 20) * 10 + 1 + (r.i / 20) %% 10),
-           CASE WHEN r.i %% 3 = 0 THEN 'llm' ELSE 'rules' END, 'v' || (1 + r.i %% 4),
+           0.5 + ((r.j * 13 + r.i * 7) %% 50) / 100.0, 'fact', 'long_term', '', false, 'chat',
+           r.user_id || '-t' || (1 + r.j %% 20) || '-m' || (1 + (r.j * 3 + r.i) %% 10),
+           'topic ' || ((1 + r.j %% 20) * 10 + 1 + (r.j * 3 + r.i) %% 10),
+           CASE WHEN (r.j + r.i) %% 3 = 0 THEN 'llm' ELSE 'rules' END, 'v' || (1 + r.j %% 4),
            r.status,
            CASE r.status WHEN 'pending_review' THEN 'needs_review' WHEN 'pending_user' THEN 'needs_confirmation'
-                         WHEN 'approved' THEN (CASE WHEN r.i %% 5 = 0 THEN 'reviewer_edited' ELSE 'reviewer_approved' END)
+                         WHEN 'approved' THEN (CASE WHEN r.j %% 5 = 0 THEN 'reviewer_edited' ELSE 'reviewer_approved' END)
                          WHEN 'rejected' THEN 'reviewer_rejected' ELSE 'auto_approve' END,
-           '', CASE WHEN (r.i * 17) %% 100 < 5 THEN '["new_entity"]' ELSE '[]' END::jsonb,
-           r.status = 'pending_review' AND r.k IN (0, 3, 7) AND (r.i * 13) %% 100 < 15,
+           '', CASE WHEN (r.j * 17 + r.i) %% 100 < 5 THEN '["new_entity"]' ELSE '[]' END::jsonb,
+           r.status = 'pending_review' AND r.k IN (0, 3, 7) AND (r.j * 13 + r.i) %% 100 < 15,
            CASE WHEN r.status LIKE 'pending%%' THEN 1 ELSE 2 END,
            CASE WHEN r.status LIKE 'pending%%' THEN '' WHEN r.status = 'auto_approved' THEN 'policy'
-                ELSE 'reviewer:' || (1 + r.i %% 5) END,
+                ELSE 'reviewer:' || (1 + (r.j + r.i) %% 5) END,
            CASE WHEN r.status LIKE 'pending%%' THEN NULL
                 ELSE now() - (%(candidates)s - r.i) * interval '2 seconds' + interval '1 hour' END,
            now() - (%(candidates)s - r.i) * interval '2 seconds',
            now() - (%(candidates)s - r.i) * interval '2 seconds'
     FROM rows r
     JOIN reviews_entity e ON e.subject_id = r.subject_id AND e.entity_type = r.entity_type
-     AND e.entity_id = CASE WHEN r.entity_type = 'user' THEN r.user_id ELSE 'p' || (1 + (r.i / 1000) %% 2) END
+     AND e.entity_id = CASE WHEN r.entity_type = 'user' THEN r.user_id ELSE 'p' || (1 + r.j %% 2) END
     """,
     """
     UPDATE reviews_candidate c SET conflict_fact_id = f.id
@@ -160,7 +164,7 @@ def seed(tenant) -> None:
     print(f"seeded {CANDIDATES:,} candidates across {SUBJECTS:,} subjects in {time.perf_counter() - started:.1f} s")
 
 
-def prepare(reseed: bool):
+def prepare():
     from django.core.management import call_command
 
     from reviews.models import Candidate, Role, Tenant
@@ -168,9 +172,6 @@ def prepare(reseed: bool):
 
     call_command("migrate", verbosity=0)
     tenant = Tenant.objects.filter(slug=TENANT).first()
-    if tenant is not None and reseed:
-        Candidate.objects.filter(tenant=tenant).delete()
-        tenant.subjects.all().delete()
     if tenant is None:
         tenant = tenant_create(slug=TENANT, name="Queue benchmark")
         staff_create(tenant=tenant, username="bench-reviewer", role=Role.REVIEWER, password=None)
@@ -237,9 +238,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--database-url", default=os.environ.get("BENCH_QUEUE_DATABASE_URL", DEFAULT_URL))
     parser.add_argument("--iterations", type=int, default=200)
-    parser.add_argument("--reseed", action="store_true")
+    parser.add_argument("--reseed", action="store_true", help="drop the benchmark database and seed it again")
     args = parser.parse_args()
-    ensure_database(args.database_url)
+    ensure_database(args.database_url, fresh=args.reseed)
     os.environ["DATABASE_URL"] = args.database_url
     # Measure what production runs: no debug cursor wrappers, cached templates.
     os.environ.setdefault("DJANGO_DEBUG", "0")
@@ -257,7 +258,7 @@ def main():
     from reviews.services.tenants import api_key_create
     from reviews.views.reviewer import QUEUE_PAGE_SIZE_HTML
 
-    tenant = prepare(args.reseed)
+    tenant = prepare()
     browser = Client()
     browser.force_login(get_user_model().objects.get(username="bench-reviewer"))
     _, raw_key = api_key_create(tenant=tenant, scopes=[Scope.REVIEW], name="bench")
@@ -265,7 +266,7 @@ def main():
 
     print(f"\nload average before timing: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     print(f"times in ms: wall median, wall p99, CPU median; {args.iterations} iterations each\n")
-    print(f"{'case':<40}{'page':>5} | {'selector (50 items)':>22} | {'API (50 items)':>22} | {'HTML page (25 items)':>22}")
+    print(f"{'case':<40}{'page':>5} | {'selector (50 items)':>22} | {'API (50 items)':>22} | {f'HTML page ({QUEUE_PAGE_SIZE_HTML} items)':>22}")
     worst: list[Timing] = []
     for label, filter_args, params in CASES:
         filters = QueueFilters(**filter_args)

@@ -1,6 +1,6 @@
 """The review API of SPEC §7: the queue and the decisions, through the same services as the pages."""
 from django.utils.http import urlencode
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import serializers
 from rest_framework.response import Response
 
@@ -146,14 +146,6 @@ class ReviewApproveApi(ReviewDecisionApi):
             actor=self.actor,
         )
 
-    @extend_schema(
-        request=InputSerializer,
-        responses={200: ReviewCandidateSerializer},
-        summary="Approve (or edit, then approve) a candidate; 409 if the version is stale",
-    )
-    def post(self, request, candidate_id: int):
-        return super().post(request, candidate_id)
-
 
 class ReviewRejectApi(ReviewDecisionApi):
     """POST /api/v1/review/candidates/{id}/reject — a reason is required."""
@@ -166,14 +158,6 @@ class ReviewRejectApi(ReviewDecisionApi):
             tenant=self.tenant, candidate_id=candidate_id, version=data["version"], note=data["reason"], actor=self.actor
         )
 
-    @extend_schema(
-        request=InputSerializer,
-        responses={200: ReviewCandidateSerializer},
-        summary="Reject a candidate with a reason; 409 if the version is stale",
-    )
-    def post(self, request, candidate_id: int):
-        return super().post(request, candidate_id)
-
 
 class ReviewDeferApi(ReviewDecisionApi):
     """POST /api/v1/review/candidates/{id}/defer — hand it to the subject to confirm."""
@@ -183,10 +167,14 @@ class ReviewDeferApi(ReviewDecisionApi):
             tenant=self.tenant, candidate_id=candidate_id, version=data["version"], note=data["reason"], actor=self.actor
         )
 
-    @extend_schema(
-        request=ReviewDecisionApi.InputSerializer,
-        responses={200: ReviewCandidateSerializer},
-        summary="Defer a candidate to the subject; 409 if the version is stale",
-    )
-    def post(self, request, candidate_id: int):
-        return super().post(request, candidate_id)
+
+def _document(view, summary: str) -> None:
+    """The OpenAPI entry of a decision endpoint (after the class: it names the nested serializer)."""
+    extend_schema_view(
+        post=extend_schema(request=view.InputSerializer, responses={200: ReviewCandidateSerializer}, summary=summary)
+    )(view)
+
+
+_document(ReviewApproveApi, "Approve (or edit, then approve) a candidate; 409 if the version is stale")
+_document(ReviewRejectApi, "Reject a candidate with a reason; 409 if the version is stale")
+_document(ReviewDeferApi, "Defer a candidate to the subject; 409 if the version is stale")

@@ -88,9 +88,9 @@ def _back(request, fallback: str) -> str:
 
 # --- Queue ------------------------------------------------------------------------------------
 
-# Each item carries its conversation, facts and forms; 25 of them render in well under the
-# page's time budget (see bench/queue.py), and "More" brings the next 25.
-QUEUE_PAGE_SIZE_HTML = 25
+# Each item carries its conversation, facts and forms; 20 of them render well inside the
+# page's time budget (see bench/queue.py), and "More" brings the next 20.
+QUEUE_PAGE_SIZE_HTML = 20
 
 YES_NO = [("", gettext_lazy("any")), ("yes", gettext_lazy("yes")), ("no", gettext_lazy("no"))]
 STATUS_CHOICES = [
@@ -266,16 +266,31 @@ def error_message(error: DomainError) -> str:
     return _("That did not work.")
 
 
-def _decide(request, pk: int, kind: str, run) -> HttpResponseRedirect:
-    """Run one decision: parse the form, call the service, tell the reviewer what happened."""
+def _no_options(data: dict) -> dict:
+    return {}
+
+
+def _decide(request, pk: int, kind: str, service, options=_no_options) -> HttpResponseRedirect:
+    """Run one decision: parse the form, call the service, tell the reviewer what happened.
+
+    ``options(cleaned_data)`` gives the service's arguments beyond the ones every decision
+    takes (tenant, candidate, version, note, actor).
+    """
     form = DecisionForm(request.POST)
     notice_level, notice = "success", ""
     if not form.is_valid():
         notice_level, notice = "error", _("The form was incomplete; reload the page and try again.")
     else:
-        actor = Actor.reviewer(request.user)
+        data = form.cleaned_data
         try:
-            decided = run(form.cleaned_data, actor)
+            decided = service(
+                tenant=request.tenant,
+                candidate_id=pk,
+                version=data["version"],
+                note=data["note"],
+                actor=Actor.reviewer(request.user),
+                **options(data),
+            )
         except StaleVersion:
             notice_level, notice = "stale", stale_message(_candidate_or_404(request.tenant, pk))
         except NotFound:
@@ -305,55 +320,34 @@ def _decide(request, pk: int, kind: str, run) -> HttpResponseRedirect:
 
 @decider_view
 def approve(request, pk: int):
-    def run(data, actor):
-        return candidate_approve(
-            tenant=request.tenant,
-            candidate_id=pk,
-            version=data["version"],
-            value=data["value"] if data["value"].strip() else None,
-            note=data["note"],
-            actor=actor,
-        )
-
-    return _decide(request, pk, "approve", run)
+    """Approve; with a changed value it is edit-then-approve."""
+    return _decide(
+        request, pk, "approve", candidate_approve, lambda data: {"value": data["value"] if data["value"].strip() else None}
+    )
 
 
 @decider_view
 def reject(request, pk: int):
-    def run(data, actor):
-        return candidate_reject(
-            tenant=request.tenant, candidate_id=pk, version=data["version"], note=data["note"], actor=actor
-        )
-
-    return _decide(request, pk, "reject", run)
+    return _decide(request, pk, "reject", candidate_reject)
 
 
 @decider_view
 def defer(request, pk: int):
-    def run(data, actor):
-        return candidate_defer(
-            tenant=request.tenant, candidate_id=pk, version=data["version"], note=data["note"], actor=actor
-        )
+    return _decide(request, pk, "defer", candidate_defer)
 
-    return _decide(request, pk, "defer", run)
+
+def _settlement(data: dict) -> dict:
+    if not data["resolution"]:
+        raise InvalidInput("Choose how to settle.", details={"resolution": "required"})
+    return {
+        "resolution": data["resolution"],
+        "value": data["value"] if data["resolution"] == Resolution.EDIT else None,
+    }
 
 
 @decider_view
 def settle(request, pk: int):
-    def run(data, actor):
-        if not data["resolution"]:
-            raise InvalidInput("Choose how to settle.", details={"resolution": "required"})
-        return candidate_settle_conflict(
-            tenant=request.tenant,
-            candidate_id=pk,
-            version=data["version"],
-            resolution=data["resolution"],
-            value=data["value"] if data["resolution"] == Resolution.EDIT else None,
-            note=data["note"],
-            actor=actor,
-        )
-
-    return _decide(request, pk, "settle", run)
+    return _decide(request, pk, "settle", candidate_settle_conflict, _settlement)
 
 
 _SELECTED = re.compile(r"^(\d{1,18}):(\d{1,9})$")
