@@ -6,9 +6,11 @@ every label a user could have written (extractor names, usernames) is printed es
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
+from django.core.cache import cache
 from django.shortcuts import render
-from django.utils import formats
+from django.utils import formats, timezone
 from django.views.decorators.http import require_GET
 
 from ..selectors import (
@@ -139,36 +141,64 @@ def _shares(counts: dict[str, int], kinds=DECISION_KINDS) -> list[dict]:
     ]
 
 
+# Each figure reads a whole tenant's candidates or audit events (about a second at a million
+# candidates): computed at most once a minute per tenant, not on every visit.
+STATS_CACHE_SECONDS = 60
+
+
+@dataclass
+class StatsNumbers:
+    waiting: list
+    per_day: list
+    quality: list
+    per_reviewer: dict
+    agreement: list
+    names: dict
+    computed_at: datetime
+
+
+def stats_numbers(tenant) -> StatsNumbers:
+    per_reviewer = decisions_per_reviewer(tenant=tenant)
+    agreement = reviewer_agreement(tenant=tenant)
+    return StatsNumbers(
+        waiting=waiting_items_series(tenant=tenant),
+        per_day=decisions_per_day(tenant=tenant),
+        quality=extractor_quality(tenant=tenant),
+        per_reviewer=per_reviewer,
+        agreement=agreement,
+        names=actor_names(set(per_reviewer) | {a.first for a in agreement} | {a.second for a in agreement}),
+        computed_at=timezone.now(),
+    )
+
+
 @require_GET
 @staff_view
 def stats(request):
     tenant = request.tenant
-    waiting = waiting_items_series(tenant=tenant)
-    per_day = decisions_per_day(tenant=tenant)
-    quality = [
-        {"row": row, "shares": _shares({"approved": row.approved, "edited": row.edited, "rejected": row.rejected},
-                                       kinds=("approved", "edited", "rejected"))}
-        for row in extractor_quality(tenant=tenant)
-    ]
-    per_reviewer = decisions_per_reviewer(tenant=tenant)
-    agreement = reviewer_agreement(tenant=tenant)
-    names = actor_names(set(per_reviewer) | {a.first for a in agreement} | {a.second for a in agreement})
+    numbers = cache.get_or_set(f"review-stats:{tenant.pk}", lambda: stats_numbers(tenant), STATS_CACHE_SECONDS)
+    names = numbers.names
     reviewers = sorted(
         (
             {"name": names.get(actor, actor), "total": sum(kinds.values()), "shares": _shares(kinds)}
-            for actor, kinds in per_reviewer.items()
+            for actor, kinds in numbers.per_reviewer.items()
         ),
         key=lambda row: (-row["total"], row["name"]),
     )
+    agreement = numbers.agreement
     pairs = sum(a.pairs for a in agreement)
     return render(
         request,
         "reviews/stats.html",
         {
-            "waiting_now": waiting[-1][1] if waiting else 0,
-            "waiting_chart": area_chart(waiting),
-            "decisions_chart": stacked_bar_chart(per_day),
-            "quality": quality,
+            "computed_at": numbers.computed_at,
+            "waiting_now": numbers.waiting[-1][1] if numbers.waiting else 0,
+            "waiting_chart": area_chart(numbers.waiting),
+            "decisions_chart": stacked_bar_chart(numbers.per_day),
+            "quality": [
+                {"row": row, "shares": _shares({"approved": row.approved, "edited": row.edited, "rejected": row.rejected},
+                                               kinds=("approved", "edited", "rejected"))}
+                for row in numbers.quality
+            ],
             "reviewers": reviewers,
             "agreement": [
                 {"first": names.get(a.first, a.first), "second": names.get(a.second, a.second), "pairs": a.pairs,

@@ -7,7 +7,14 @@ from playwright.sync_api import expect
 
 from reviews.models import AuditEvent, Candidate, Fact
 from tests.conftest import PASSWORD, candidate
-from tests.review.conftest import TEMPLATE_VALUE, XSS_VALUE, approve_as, propose, review_queue  # noqa: F401
+from tests.review.conftest import (  # noqa: F401 (fixtures)
+    TEMPLATE_VALUE,
+    XSS_VALUE,
+    _fresh_stats_cache,
+    approve_as,
+    propose,
+    review_queue,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -132,3 +132,11 @@ def approve_as(user, item: Candidate, **kwargs) -> Candidate:
     return candidate_approve(
         tenant=item.tenant, candidate_id=item.pk, version=item.version, actor=Actor.reviewer(user), **kwargs
     )
+
+
+@pytest.fixture(autouse=True)
+def _fresh_stats_cache():
+    """The stats page caches its figures per tenant for a minute; tests start without them."""
+    from django.core.cache import cache
+
+    cache.clear()

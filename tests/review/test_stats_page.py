@@ -90,3 +90,12 @@ class TestPage:
         approve_as(reviewer, review_queue.evidence)
         with django_assert_max_num_queries(10):
             assert reviewer_client.get("/review/stats/").status_code == 200
+
+
+def test_figures_are_computed_at_most_once_a_minute(tenant, review_queue, reviewer, reviewer_client,
+                                                     django_assert_max_num_queries):
+    reviewer_client.get("/review/stats/")
+    approve_as(reviewer, review_queue.evidence)
+    with django_assert_max_num_queries(4):  # session, user, membership, tenant: the figures are cached
+        html = reviewer_client.get("/review/stats/").content.decode()
+    assert 'data-kpi="decisions">0<' in html and "Figures as of" in html
