@@ -128,6 +128,8 @@ def _open_store():
             max_size=4,
             kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
             check=ConnectionPool.check_connection,
+            # An unreachable store fails the task (which retries) rather than hanging it.
+            timeout=10,
             name="memory-store",
             open=True,
         )
