@@ -55,15 +55,27 @@
     return true;
   }
 
+  function approve() {
+    // A conflict has no plain approve form: approving it is "take new".
+    if (submit('form[data-action="approve"]')) return;
+    var takeNew = currentItem() && currentItem().querySelector('[data-resolution="take_new"]');
+    if (takeNew) takeNew.click();
+  }
+
+  function focusField(field) {
+    if (!field) return;
+    field.focus();
+    if (field.select) field.select();
+  }
+
   function open(action, fieldSelector) {
     var item = currentItem();
     var details = item && item.querySelector('details[data-action="' + action + '"]');
-    if (!details) return;
-    details.open = true;
-    var field = details.querySelector(fieldSelector);
-    if (field) {
-      field.focus();
-      if (field.select) field.select();
+    if (details) {
+      details.open = true;
+      focusField(details.querySelector(fieldSelector));
+    } else if (action === "edit" && item) {
+      focusField(item.querySelector("[data-merged-value]"));  // a conflict: edit to a merged value
     }
   }
 
@@ -104,7 +116,7 @@
     switch (event.key) {
       case "j": move(1); break;
       case "k": move(-1); break;
-      case "a": submit('form[data-action="approve"]'); break;
+      case "a": approve(); break;
       case "e": open("edit", "textarea"); break;
       case "r": open("reject", 'input[name="note"]'); break;
       case "d": submit('form[data-action="defer"]'); break;

@@ -75,8 +75,12 @@ def test_edit_then_approve_and_reject_with_a_reason(page, login, review_queue, r
     expect(article(page, review_queue.evidence).locator("[data-notice=success]")).to_contain_text("Edited and approved")
     assert Fact.objects.get(pk=Candidate.objects.get(pk=review_queue.evidence.pk).fact_id).value == "Berlin, Germany"
 
+    # On a conflict, "a" takes the new value; the focus then moves on to the next open item.
     expect(article(page, review_queue.conflict)).to_have_class(re.compile(r"\bcurrent\b"))
-    page.keyboard.press("j")
+    page.keyboard.press("a")
+    expect(article(page, review_queue.conflict).locator("[data-notice=success]")).to_contain_text("Conflict settled")
+    assert Fact.objects.get(pk=review_queue.database_fact.pk).value == "PostgreSQL"
+    expect(article(page, review_queue.new_entity)).to_have_class(re.compile(r"\bcurrent\b"))
     page.keyboard.press("r")
     reason = article(page, review_queue.new_entity).locator("input[name=note]")
     expect(reason).to_be_focused()
@@ -116,8 +120,11 @@ def test_settle_a_conflict_side_by_side(page, login, screenshot, review_queue, r
     expect(sides.nth(0)).to_contain_text("Confidence")
     expect(page.locator("button[data-resolution=keep_both]")).to_have_count(0)  # a `one` field
     screenshot(page, "review-conflict")
-    page.fill(f"#merge-{review_queue.conflict.pk}", "PostgreSQL 16 (migrated from MySQL)")
-    page.click("button[data-resolution=edit]")
+    page.keyboard.press("e")
+    merged = page.locator(f"#merge-{review_queue.conflict.pk}")
+    expect(merged).to_be_focused()
+    merged.fill("PostgreSQL 16 (migrated from MySQL)")
+    merged.press("Enter")  # submits "edit to merged value", not the first button of the row
     expect(page.locator("[data-notice=success]")).to_contain_text("Conflict settled")
     fact = Fact.objects.get(pk=review_queue.database_fact.pk)
     assert (fact.value, fact.version) == ("PostgreSQL 16 (migrated from MySQL)", 2)
