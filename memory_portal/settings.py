@@ -185,6 +185,7 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_BEAT_SCHEDULE = {
     "extract-pending-sweep": {"task": "reviews.tasks.sweep_pending_extractions", "schedule": timedelta(minutes=1)},
     "expire-facts": {"task": "reviews.tasks.expire_facts", "schedule": timedelta(minutes=15)},
+    "reconcile-projection": {"task": "reviews.tasks.reconcile_projection", "schedule": timedelta(hours=1)},
 }
 
 # --- Memory Portal ------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from django.utils import timezone
 from langgraph.store.base import GetOp, PutOp, SearchOp
 from psycopg_pool import PoolTimeout
 
+from .background import publish_tasks, publisher, runs_in_process
 from .models import Cardinality, Fact, FactStatus, MemoryScope, Sensitivity, Subject, Tenant
 
 logger = logging.getLogger(__name__)
@@ -55,12 +56,27 @@ _LOCK_CLASS = 0x4D50
 
 @dataclass(frozen=True)
 class _EnqueueProjection:
+    """Runs after the commit; never raises, so a committed change always answers normally."""
+
     subject_id: int
 
     def __call__(self) -> None:
         from .tasks import project_subject
 
-        project_subject.delay(self.subject_id)
+        if runs_in_process():
+            try:
+                project_subject.delay(self.subject_id)
+            except Exception:  # noqa: BLE001 - the hourly reconcile repairs what this missed
+                logger.exception("projection of subject %s failed; the reconcile will repair it", self.subject_id)
+            return
+        publisher.submit(_publish_projection, self.subject_id)
+
+
+def _publish_projection(subject_id: int) -> None:
+    from .tasks import project_subject
+
+    if not publish_tasks(project_subject, [(subject_id,)]):
+        logger.warning("projection of subject %s not queued; the hourly reconcile will repair it", subject_id)
 
 
 def schedule_projection(subject_id: int) -> None:

@@ -19,6 +19,12 @@ def project_subject(subject_id: int) -> None:
 
 
 @shared_task(acks_late=True)
+def reconcile_projection() -> None:
+    """The beat's safety net for the store: repairs any drift a lost projection task left."""
+    publication.reconcile(repair=True)
+
+
+@shared_task(acks_late=True)
 def expire_facts() -> None:
     """The beat's retention sweep (SPEC §8): facts, idle threads, old messages."""
     retention.retention_sweep()

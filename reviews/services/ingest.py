@@ -12,9 +12,7 @@ its error shown in the admin, where (or with ``manage.py extract --failed``)
 from __future__ import annotations
 
 import logging
-import queue
 import random
-import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -26,6 +24,7 @@ from django.utils import timezone
 from .. import audit
 from ..actors import SYSTEM, Actor
 from ..audit import EventDraft
+from ..background import BackgroundLane, publish_tasks, publisher, runs_in_process
 from ..errors import InvalidInput
 from ..extraction import (
     ExtractionContext,
@@ -208,59 +207,7 @@ def messages_ingest(*, tenant: Tenant, messages: list[MessageInput], actor: Acto
 
 # --- Handing work to the workers -------------------------------------------------------------
 
-# After a failed publish, requests stop trying the broker for a while: each try can take
-# seconds (the Redis client retries its connection) and the sweep will send the rows anyway.
-BROKER_BACKOFF_SECONDS = 10.0
-_broker_down_until: dict[str, float] = {}  # per broker URL
-
-
-class _BackgroundLane:
-    """One daemon thread running jobs in order, so a request never waits on the broker or a model.
-
-    A job lost with its process (a crash, a restart) loses nothing: the rows it was about
-    are still pending, and the sweep finds them.
-    """
-
-    def __init__(self, name: str):
-        self.name = name
-        self._jobs: queue.Queue = queue.Queue()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-
-    def submit(self, func, *args) -> None:
-        with self._lock:
-            # Also after a fork (gunicorn, Celery prefork): the parent's thread is not in the child.
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
-                self._thread.start()
-        self._jobs.put((func, args))
-
-    def drain(self) -> None:
-        """Wait until every job submitted so far has run (commands and tests)."""
-        self._jobs.join()
-
-    def _run(self) -> None:
-        from django.db import connection
-
-        while True:
-            func, args = self._jobs.get()
-            try:
-                func(*args)
-            except Exception:  # noqa: BLE001 - a job's failure must not end the lane
-                logger.exception("background job %s failed", getattr(func, "__name__", func))
-            finally:
-                connection.close()
-                self._jobs.task_done()
-
-
-_publisher = _BackgroundLane("extraction-publisher")
-_in_process_extractor = _BackgroundLane("extraction-in-process")
-
-
-def _runs_in_process() -> bool:
-    from memory_portal.celery import app
-
-    return bool(app.conf.task_always_eager)
+_in_process_extractor = BackgroundLane("extraction-in-process")
 
 
 def extractions_enqueue(message_pks: list[int], *, wait: bool = False) -> int:
@@ -275,21 +222,21 @@ def extractions_enqueue(message_pks: list[int], *, wait: bool = False) -> int:
     if not message_pks:
         return 0
     pks = list(message_pks)
-    if _runs_in_process():
+    if runs_in_process():
         if settings.MEMORY_EXTRACTOR == "llm" and not wait:
             _in_process_extractor.submit(_extract_all, pks)
         else:
             _extract_all(pks)
         return len(pks)
     if not wait:
-        _publisher.submit(_publish, pks)
+        publisher.submit(_publish, pks)
         return len(pks)
     return _publish(pks)
 
 
 def extractions_drain() -> None:
     """Wait until what was handed to the background lanes has been published or extracted."""
-    _publisher.drain()
+    publisher.drain()
     _in_process_extractor.drain()
 
 
@@ -302,20 +249,9 @@ def _extract_all(message_pks: list[int]) -> None:
 
 
 def _publish(message_pks: list[int]) -> int:
-    from memory_portal.celery import app
-
     from ..tasks import extract_message
 
-    sent, broker = 0, str(app.conf.broker_url)
-    if time.monotonic() >= _broker_down_until.get(broker, 0.0):
-        try:
-            with app.producer_or_acquire() as producer:
-                for pk in message_pks:
-                    extract_message.apply_async((pk,), producer=producer, retry=False)
-                    sent += 1
-        except Exception as exc:  # noqa: BLE001 - any broker failure: the rows are safe in the database
-            _broker_down_until[broker] = time.monotonic() + BROKER_BACKOFF_SECONDS
-            logger.warning("broker unavailable (%s)", type(exc).__name__)
+    sent = publish_tasks(extract_message, [(pk,) for pk in message_pks])
     if sent < len(message_pks):
         logger.warning("%d message(s) left pending for the extraction sweep", len(message_pks) - sent)
         try:
