@@ -30,7 +30,7 @@ from .models import (
 )
 from .policy import RELATION_PREFIX
 from .schema import TenantSchema
-from .services.erasure import parse_entity_ref
+from .services.erasure import deletion_scope
 from .services.portal import CONTESTED_FLAG
 
 # SPEC §2's categories, in the order a person reads about themselves.
@@ -380,57 +380,27 @@ def erasure_preview(
 ) -> dict[str, int]:
     """About how much a deletion in this scope removes, for the confirmation page.
 
-    The same scopes as :func:`reviews.services.erasure.facts_delete`: a conversation is
-    its messages plus the facts and candidates scoped to it or drawn from its messages;
-    no filter is everything about the subject. The receipt afterwards has exact counts
-    (it also counts copies of the values found elsewhere).
+    The scope is :func:`reviews.services.erasure.deletion_scope`, the one the deletion
+    itself uses; no filter is everything about the subject. The receipt afterwards has
+    exact counts (it also counts copies of the values found elsewhere).
     """
-    facts = Fact.objects.filter(subject=subject)
-    candidates = Candidate.objects.filter(subject=subject)
-    messages = Message.objects.filter(subject=subject)
-    _require_scope_exists(subject, thread_id=thread_id, entity=entity, field=field)
-    if thread_id:
-        in_thread = list(messages.filter(thread_id=thread_id).values_list("message_id", flat=True))
-        facts = facts.filter(Q(thread_id=thread_id) | Q(source_message_id__in=in_thread))
-        candidates = candidates.filter(Q(thread_id=thread_id) | Q(source_message_id__in=in_thread))
-        messages = messages.filter(thread_id=thread_id)
-    if entity:
-        entity_type, entity_id = parse_entity_ref(entity)
-        facts = facts.filter(entity__entity_type=entity_type, entity__entity_id=entity_id)
-        candidates = candidates.filter(entity_type=entity_type, entity_ref_id=entity_id)
-    if field:
-        facts = facts.filter(field=field)
-        candidates = candidates.filter(field=field)
-    if thread_id or entity or field:
+    scoped = bool(thread_id or entity or field)
+    scope = deletion_scope(subject, thread_id=thread_id, entity=entity, field=field)
+    facts = Fact.objects.filter(scope.facts)
+    if scoped:
         # Tombstones of earlier deletions hold nothing more to delete.
         facts = facts.filter(Q(status=FactStatus.ACTIVE) | ~Q(value=""))
+    if scope.messages is not None:
+        messages = scope.messages.count()
+    else:
+        # Deleting by entity or field keeps the conversations themselves.
+        messages = 0 if scoped else Message.objects.filter(subject=subject).count()
     return {
         "facts": facts.count(),
         "fact_versions": FactVersion.objects.filter(fact__in=facts).count(),
-        "candidates": candidates.count(),
-        # Deleting by entity or field keeps the conversations themselves.
-        "messages": 0 if (entity or field) else messages.count(),
+        "candidates": Candidate.objects.filter(scope.candidates).count(),
+        "messages": messages,
     }
-
-
-def _require_scope_exists(subject: Subject, *, thread_id, entity, field) -> None:
-    """A conversation, entity or field the subject does not have is not found (404),
-    whoever else it may belong to."""
-    if thread_id and not (
-        Message.objects.filter(subject=subject, thread_id=thread_id).exists()
-        or Fact.objects.filter(subject=subject, thread_id=thread_id).exists()
-        or Candidate.objects.filter(subject=subject, thread_id=thread_id).exists()
-    ):
-        raise NotFound("No such conversation.")
-    if entity:
-        entity_type, entity_id = parse_entity_ref(entity)
-        if not Entity.objects.filter(subject=subject, entity_type=entity_type, entity_id=entity_id).exists():
-            raise NotFound("No such entity.")
-    if field and not (
-        Fact.objects.filter(subject=subject, field=field).exists()
-        or Candidate.objects.filter(subject=subject, field=field).exists()
-    ):
-        raise NotFound("No such field.")
 
 
 def describe_counts(counts: dict) -> list[tuple[str, str, int]]:
