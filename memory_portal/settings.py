@@ -207,6 +207,9 @@ MEMORY_EXTRACTION_RETRY_MAX_SECONDS = float(os.environ.get("MEMORY_EXTRACTION_RE
 MEMORY_EXTRACTION_SWEEP_GRACE_SECONDS = float(os.environ.get("MEMORY_EXTRACTION_SWEEP_GRACE_SECONDS", "120"))
 # The LangGraph Store that mirrors published facts. Empty: the same database as Django.
 MEMORY_STORE_URL = os.environ.get("MEMORY_STORE_URL", "")
+# Seconds a process trusts an API key it already looked up (0: look up every call). A
+# revoked key stops working in every process within this time.
+MEMORY_API_KEY_CACHE_SECONDS = float(os.environ.get("MEMORY_API_KEY_CACHE_SECONDS", "5"))
 MEMORY_PORTAL_LINK_MAX_AGE = int(os.environ.get("MEMORY_PORTAL_LINK_MAX_AGE", str(24 * 3600)))
 MEMORY_PUBLIC_BASE_URL = os.environ.get("MEMORY_PUBLIC_BASE_URL", "http://127.0.0.1:8000")
 

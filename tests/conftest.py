@@ -165,3 +165,13 @@ def publish(submit):
         return Fact.objects.get(pk=result.fact_id)
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def _forget_authenticated_api_keys():
+    """Each test starts with a cold API-key cache, as a fresh process would."""
+    from reviews.services.tenants import api_key_cache_clear
+
+    api_key_cache_clear()
+    yield
+    api_key_cache_clear()

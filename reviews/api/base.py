@@ -1,4 +1,6 @@
 """Shared pieces of the API views: scope checks, strict serializers, the tenant."""
+import copy
+
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
 from rest_framework.throttling import SimpleRateThrottle
@@ -53,3 +55,20 @@ class StrictSerializer(serializers.Serializer):
             if unknown:
                 raise serializers.ValidationError({key: ["Unknown field."] for key in unknown})
         return super().to_internal_value(data)
+
+
+class FlatQuerySerializer(StrictSerializer):
+    """For hot read endpoints whose query parameters are flat, stateless fields.
+
+    DRF deep-copies every declared field for every request, which costs more than the
+    database work of a recall. Flat fields carry no per-request state, so each request
+    gets shallow copies of one template instead. Not for nested serializers.
+    """
+
+    def get_fields(self):
+        cls = type(self)
+        template = cls.__dict__.get("_field_template")
+        if template is None:
+            template = super().get_fields()
+            cls._field_template = template
+        return {name: copy.copy(field) for name, field in template.items()}

@@ -13,7 +13,7 @@ from ..selectors import (
     RecallQuery,
 )
 from ..services.recall import recall_perform
-from .base import ApiView, StrictSerializer
+from .base import ApiView, FlatQuerySerializer
 
 
 class RecalledFactSerializer(serializers.Serializer):
@@ -69,7 +69,7 @@ class RecallApi(ApiView):
 
     required_scope = Scope.RECALL
 
-    class InputSerializer(StrictSerializer):
+    class InputSerializer(FlatQuerySerializer):
         user_id = serializers.CharField(max_length=128)
         entity = serializers.ListField(
             child=serializers.RegexField(r"^[^:\s]{1,64}:\S.{0,199}$", max_length=265),

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import hashlib
 import secrets as token_source
+import time
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.utils.text import slugify
@@ -73,15 +75,36 @@ def api_key_authenticate(raw_key: str) -> ApiKey | None:
     """
     if not raw_key or len(raw_key) > 200:
         return None
+    digest = hash_api_key(raw_key)
+    cached = _authenticated_keys.get(digest)
+    if cached is not None and cached[0] > time.monotonic():
+        return cached[1]
     key_columns, tenant_columns = _ApiKeyLookup.columns()
     with connection.cursor() as cursor:
-        cursor.execute(_ApiKeyLookup.sql(), [hash_api_key(raw_key)])
+        cursor.execute(_ApiKeyLookup.sql(), [digest])
         row = cursor.fetchone()
     if row is None:
         return None
     key = _ApiKeyLookup.instance(ApiKey, key_columns, row[: len(key_columns)])
     key.tenant = _ApiKeyLookup.instance(Tenant, tenant_columns, row[len(key_columns) :])
+    ttl = settings.MEMORY_API_KEY_CACHE_SECONDS
+    if ttl > 0:
+        if len(_authenticated_keys) >= _AUTHENTICATED_KEYS_MAX:
+            _authenticated_keys.clear()
+        _authenticated_keys[digest] = (time.monotonic() + ttl, key)
     return key
+
+
+# Keys this process authenticated in the last MEMORY_API_KEY_CACHE_SECONDS, by digest.
+# A lookup is a database round trip on every API call (a third of a recall's cost); the
+# price is that a revoked key, or a tenant's changed thresholds, take effect in each
+# process only after that many seconds. Set the setting to 0 to look up every call.
+_authenticated_keys: dict[str, tuple[float, ApiKey]] = {}
+_AUTHENTICATED_KEYS_MAX = 10_000
+
+
+def api_key_cache_clear() -> None:
+    _authenticated_keys.clear()
 
 
 class _ApiKeyLookup:
