@@ -10,11 +10,17 @@
     return Array.prototype.slice.call(document.querySelectorAll("[data-item]"));
   }
 
+  // The current item is marked with aria-current, not a class: htmx's settle step restores
+  // the class of a swapped element with the same id ~20 ms later and would wipe it.
+  function mark(item) {
+    if (current && current !== item) current.removeAttribute("aria-current");
+    current = item;
+    item.setAttribute("aria-current", "true");
+  }
+
   function focusItem(item) {
     if (!item) return;
-    if (current && current !== item) current.classList.remove("current");
-    current = item;
-    item.classList.add("current");
+    mark(item);
     item.focus({ preventScroll: true });
     item.scrollIntoView({ block: "nearest", behavior: "smooth" });
   }
@@ -129,11 +135,7 @@
 
   document.addEventListener("click", function (event) {
     var item = event.target.closest && event.target.closest("[data-item]");
-    if (item) {
-      if (current && current !== item) current.classList.remove("current");
-      current = item;
-      item.classList.add("current");
-    }
+    if (item) mark(item);
   });
 
   document.addEventListener("change", function (event) {

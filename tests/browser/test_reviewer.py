@@ -55,7 +55,7 @@ def test_sign_in_filter_and_approve_with_the_keyboard(page, login, screenshot, r
     page.keyboard.press("?")
     page.keyboard.press("j")
     page.keyboard.press("k")
-    expect(article(page, review_queue.evidence)).to_have_class(re.compile(r"\bcurrent\b"))
+    expect(article(page, review_queue.evidence)).to_have_attribute("aria-current", "true")
     page.keyboard.press("a")
     expect(article(page, review_queue.evidence).locator("[data-notice=success]")).to_contain_text(
         "Approved: location = “Berlin”."
@@ -76,11 +76,11 @@ def test_edit_then_approve_and_reject_with_a_reason(page, login, review_queue, r
     assert Fact.objects.get(pk=Candidate.objects.get(pk=review_queue.evidence.pk).fact_id).value == "Berlin, Germany"
 
     # On a conflict, "a" takes the new value; the focus then moves on to the next open item.
-    expect(article(page, review_queue.conflict)).to_have_class(re.compile(r"\bcurrent\b"))
+    expect(article(page, review_queue.conflict)).to_have_attribute("aria-current", "true")
     page.keyboard.press("a")
     expect(article(page, review_queue.conflict).locator("[data-notice=success]")).to_contain_text("Conflict settled")
     assert Fact.objects.get(pk=review_queue.database_fact.pk).value == "PostgreSQL"
-    expect(article(page, review_queue.new_entity)).to_have_class(re.compile(r"\bcurrent\b"))
+    expect(article(page, review_queue.new_entity)).to_have_attribute("aria-current", "true")
     page.keyboard.press("r")
     reason = article(page, review_queue.new_entity).locator("input[name=note]")
     expect(reason).to_be_focused()
