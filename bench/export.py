@@ -30,12 +30,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
-# Run as a script, this folder would come first on the path, and bench/queue.py would
-# shadow the standard library's queue (psycopg imports it): the project root instead.
-if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
-    sys.path[0] = str(ROOT)
-else:
-    sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT))
 SERVER = "postgres://postgres@127.0.0.1:5432"
 DATABASE = "memory_portal_bench_export"
 TENANT = "bench-export"

@@ -29,12 +29,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# Run as a script, bench/ comes first on the path, where bench/queue.py would shadow the
-# standard library's queue: import from the project root instead.
-if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
-    sys.path[0] = str(ROOT)
-else:
-    sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT))
 SERVER = "postgres://postgres@127.0.0.1:5432"
 
 # (entity, field, value, cardinality, sensitivity, category): one subject's ten facts.

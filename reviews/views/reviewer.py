@@ -89,7 +89,7 @@ def _back(request, fallback: str) -> str:
 # --- Queue ------------------------------------------------------------------------------------
 
 # Each item carries its conversation, facts and forms; 20 of them render well inside the
-# page's time budget (see bench/queue.py), and "More" brings the next 20.
+# page's time budget (see bench/review_queue.py), and "More" brings the next 20.
 QUEUE_PAGE_SIZE_HTML = 20
 
 YES_NO = [("", gettext_lazy("any")), ("yes", gettext_lazy("yes")), ("no", gettext_lazy("no"))]

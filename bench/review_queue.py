@@ -8,16 +8,13 @@ in-process, the first and the 200th page of the queue with and without filters:
   (the candidates, the source messages and their neighbours, the current facts, the schema);
 * ``view``: the whole page through Django's test client (session, auth, rendering).
 
-    python bench/queue.py [--database-url URL] [--iterations 200] [--reseed] [--gc-freeze]
+    python bench/review_queue.py [--database-url URL] [--iterations 200] [--reseed] [--gc-freeze]
 
 Target (issue 4): median under 50 ms and p99 under 150 ms.
 """
 import sys
 from pathlib import Path
 
-# Run as a script, this file's directory comes first on sys.path and its name would shadow
-# the standard library's ``queue`` (which psycopg imports): put the project root there instead.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse  # noqa: E402
