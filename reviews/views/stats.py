@@ -54,9 +54,11 @@ def _nice_max(value: int) -> int:
 
 
 def _y_ticks(top: int) -> list[Tick]:
+    # Counts are whole numbers: a half-way tick only where it is one (not "0, 0, 1").
     return [
-        Tick(plain_number(LEFT - 6), plain_number(TOP + PLOT_H - PLOT_H * fraction), str(round(top * fraction)))
+        Tick(plain_number(LEFT - 6), plain_number(TOP + PLOT_H - PLOT_H * fraction), str(int(top * fraction)))
         for fraction in (0, 0.5, 1)
+        if float(top * fraction).is_integer()
     ]
 
 

@@ -99,3 +99,10 @@ def test_figures_are_computed_at_most_once_a_minute(tenant, review_queue, review
     with django_assert_max_num_queries(4):  # session, user, membership, tenant: the figures are cached
         html = reviewer_client.get("/review/stats/").content.decode()
     assert 'data-kpi="decisions">0<' in html and "Figures as of" in html
+
+
+def test_an_empty_chart_has_whole_number_ticks():
+    from reviews.views.stats import _y_ticks
+
+    assert [tick.label for tick in _y_ticks(1)] == ["0", "1"]
+    assert [tick.label for tick in _y_ticks(50)] == ["0", "25", "50"]
