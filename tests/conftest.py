@@ -175,3 +175,22 @@ def _forget_authenticated_api_keys():
     api_key_cache_clear()
     yield
     api_key_cache_clear()
+
+
+def store_message(tenant, user_id, message_id, content, *, thread_id="t-1", role="user", created_at=None, **extra):
+    """A chat message stored as context for a test (what ingestion would have kept)."""
+    from django.utils import timezone
+
+    from reviews.models import Message
+    from reviews.services.entities import subject_get_or_create
+
+    return Message.objects.create(
+        tenant=tenant,
+        subject=subject_get_or_create(tenant=tenant, user_id=user_id),
+        message_id=message_id,
+        thread_id=thread_id,
+        role=role,
+        content=content,
+        created_at=created_at or timezone.now(),
+        **extra,
+    )

@@ -8,15 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.utils import timezone
-
 from reviews.actors import Actor
-from reviews.models import Message, Subject
+from reviews.models import Subject
 from reviews.selectors import RecallQuery
-from reviews.services.entities import subject_get_or_create
 from reviews.services.facts import fact_edit
 from reviews.services.recall import recall_perform
-from tests.conftest import candidate
+from tests.conftest import candidate, store_message
 
 USER = "u-erase"
 OTHER_USER = "u-keep"
@@ -56,17 +53,7 @@ class Memory:
 
 
 def add_message(tenant, user_id, message_id, thread_id, content):
-    subject = subject_get_or_create(tenant=tenant, user_id=user_id)
-    return Message.objects.create(
-        tenant=tenant,
-        subject=subject,
-        message_id=message_id,
-        thread_id=thread_id,
-        role="user",
-        content=content,
-        created_at=timezone.now(),
-        extraction_status="done",
-    )
+    return store_message(tenant, user_id, message_id, content, thread_id=thread_id, extraction_status="done")
 
 
 def build_memory(tenant, publish, submit) -> Memory:

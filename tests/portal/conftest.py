@@ -15,11 +15,10 @@ import pytest
 from django.test import Client
 
 from reviews.actors import SYSTEM, Actor
-from reviews.models import Candidate, Fact, Message
+from reviews.models import Candidate, Fact
 from reviews.services.candidates import candidate_approve
-from reviews.services.entities import subject_get_or_create
 from reviews.services.portal import portal_link_create
-from tests.conftest import candidate
+from tests.conftest import candidate, store_message
 
 SAID_ON = datetime(2026, 11, 8, 9, 30, tzinfo=dt_timezone.utc)
 
@@ -33,16 +32,7 @@ def say(db):
     """say(tenant, user_id, message_id, content, thread_id="t-1") stores a chat message."""
 
     def make(tenant, user_id, message_id, content, *, thread_id="t-1", role="user", at=SAID_ON):
-        subject = subject_get_or_create(tenant=tenant, user_id=user_id)
-        return Message.objects.create(
-            tenant=tenant,
-            subject=subject,
-            message_id=message_id,
-            thread_id=thread_id,
-            role=role,
-            content=content,
-            created_at=at,
-        )
+        return store_message(tenant, user_id, message_id, content, thread_id=thread_id, role=role, created_at=at)
 
     return make
 

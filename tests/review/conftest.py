@@ -13,10 +13,9 @@ import pytest
 from django.test import Client
 
 from reviews.actors import Actor
-from reviews.models import Candidate, Fact, Message
+from reviews.models import Candidate, Fact
 from reviews.services.candidates import CandidateInput, candidate_approve, candidates_submit
-from reviews.services.entities import subject_get_or_create
-from tests.conftest import PASSWORD, candidate
+from tests.conftest import PASSWORD, candidate, store_message
 
 THREAD_START = datetime(2026, 11, 8, 9, 0, tzinfo=dt_timezone.utc)
 XSS_VALUE = "<img src=x onerror=alert(1)>"
@@ -25,16 +24,9 @@ TEMPLATE_VALUE = "{{ request }} {% now 'Y' %} </script><script>alert(2)</script>
 
 def store_thread(tenant, user_id, thread_id, lines, *, start=THREAD_START):
     """Store chat messages [(message_id, role, content), ...] one minute apart."""
-    subject = subject_get_or_create(tenant=tenant, user_id=user_id)
     return [
-        Message.objects.create(
-            tenant=tenant,
-            subject=subject,
-            message_id=message_id,
-            thread_id=thread_id,
-            role=role,
-            content=content,
-            created_at=start + timedelta(minutes=index),
+        store_message(
+            tenant, user_id, message_id, content, thread_id=thread_id, role=role, created_at=start + timedelta(minutes=index)
         )
         for index, (message_id, role, content) in enumerate(lines)
     ]
