@@ -9,10 +9,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from .. import audit
-from ..actors import Actor
+from ..actors import POLICY, Actor
 from ..audit import EventDraft
 from ..errors import InvalidInput, NotFound, StaleVersion
 from ..models import (
@@ -221,26 +222,30 @@ def _supersede_older_open_candidates(*, candidate: Candidate, subject: Subject, 
         # Ids grow with arrival (a batch shares one timestamp), so they order "older".
         pk__lt=candidate.pk,
     )
-    for stale in older:
-        Candidate.objects.filter(pk=stale.pk).update(
-            status=CandidateStatus.SUPERSEDED,
-            reason=Reason.NEWER_CANDIDATE,
-            version=stale.version + 1,
-            decided_by="policy",
-            decided_at=timezone.now(),
+    stale = list(older.values_list("pk", "status"))
+    if not stale:
+        return
+    # One UPDATE for them all; the version bump makes any reviewer holding one stale (409).
+    Candidate.objects.filter(pk__in=[pk for pk, _ in stale]).update(
+        status=CandidateStatus.SUPERSEDED,
+        reason=Reason.NEWER_CANDIDATE,
+        version=F("version") + 1,
+        decided_by=str(POLICY),
+        decided_at=timezone.now(),
+    )
+    events.extend(
+        EventDraft(
+            actor=str(POLICY),
+            action="candidate.superseded",
+            object_type="candidate",
+            object_id=pk,
+            subject_user_id=subject.user_id,
+            before={"status": status},
+            after={"status": CandidateStatus.SUPERSEDED, "by_candidate": candidate.pk},
+            reason_code=Reason.NEWER_CANDIDATE,
         )
-        events.append(
-            EventDraft(
-                actor="policy",
-                action="candidate.superseded",
-                object_type="candidate",
-                object_id=stale.pk,
-                subject_user_id=subject.user_id,
-                before={"status": stale.status},
-                after={"status": CandidateStatus.SUPERSEDED, "by_candidate": candidate.pk},
-                reason_code=Reason.NEWER_CANDIDATE,
-            )
-        )
+        for pk, status in stale
+    )
 
 
 def suppress_value(*, subject: Subject, entity_id: int, field: str, value: str) -> None:
