@@ -52,8 +52,16 @@
     return null;
   }
 
+  // htmx binds the forms of swapped-in markup only when it settles (~20 ms after the swap). A
+  // key pressed in between would submit the bare form and reload the page, so bind them now;
+  // htmx.process is a no-op on markup it has already bound.
+  function bound(item) {
+    if (item && window.htmx) window.htmx.process(item);
+    return item;
+  }
+
   function submit(selector) {
-    var item = currentItem();
+    var item = bound(currentItem());
     var form = item && item.querySelector(selector);
     if (!form) return false;
     if (form.requestSubmit) form.requestSubmit();
@@ -64,7 +72,8 @@
   function approve() {
     // A conflict has no plain approve form: approving it is "take new".
     if (submit('form[data-action="approve"]')) return;
-    var takeNew = currentItem() && currentItem().querySelector('[data-resolution="take_new"]');
+    var item = bound(currentItem());
+    var takeNew = item && item.querySelector('[data-resolution="take_new"]');
     if (takeNew) takeNew.click();
   }
 

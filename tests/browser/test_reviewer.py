@@ -64,6 +64,24 @@ def test_sign_in_filter_and_approve_with_the_keyboard(page, login, screenshot, r
     assert AuditEvent.objects.get(action="candidate.approved").actor == f"reviewer:{reviewer.pk}"
 
 
+def test_a_key_pressed_before_htmx_settles_still_decides_in_place(page, login, review_queue, reviewer):
+    # htmx binds swapped-in forms only when it settles; a key pressed in that window once
+    # submitted the bare form and reloaded the page. Widen the window so the race is certain.
+    login("rita")
+    page.evaluate("htmx.config.defaultSettleDelay = 3000; window.samePage = true")
+    page.select_option("#id_field", "location")
+    page.click("[data-filters] button[type=submit]")
+    expect(page.locator("[data-item]")).to_have_count(1)
+    expect(page.locator(".htmx-settling")).not_to_have_count(0)  # still inside the window
+
+    page.keyboard.press("a")
+    expect(article(page, review_queue.evidence).locator("[data-notice=success]")).to_contain_text(
+        "Approved: location = “Berlin”."
+    )
+    assert page.evaluate("window.samePage") is True  # decided by htmx, not by a page load
+    assert status_of(review_queue.evidence) == "approved"
+
+
 def test_edit_then_approve_and_reject_with_a_reason(page, login, review_queue, reviewer):
     login("rita")
     # The first item is current; after a decision the focus moves on to the next open one.
