@@ -105,6 +105,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
     }
 IS_POSTGRES = DATABASES["default"]["ENGINE"].endswith("postgresql")
+# Recall's statements are prepared once per connection (reviews/hotpath.py); turn off
+# behind a transaction-mode pooler that does not track prepared statements.
+DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
+if IS_POSTGRES and DATABASE_PREPARED_STATEMENTS:
+    # psycopg prepares nothing while the threshold is None (Django's default). Django's own
+    # cursors bind on the client and never prepare, so only the cursors that ask for it
+    # explicitly do; the threshold itself is never reached by counting.
+    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 2**31 - 1
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

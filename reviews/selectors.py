@@ -13,6 +13,7 @@ from django.db.models.functions import Lag, Lead, TruncDate
 from django.utils import timezone
 
 from .errors import InvalidInput
+from .hotpath import prepared_cursor
 from .models import (
     AuditEvent,
     Candidate,
@@ -661,7 +662,7 @@ def _aware(value):
 
 def _recall_rows(*, tenant: Tenant, query: RecallQuery, terms: QueryTerms) -> list[_RecallRow]:
     sql, params = _recall_sql(tenant_id=tenant.pk, query=query, terms=terms)
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     return [

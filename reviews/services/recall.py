@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from ..actors import Actor
 from ..errors import Forbidden
+from ..hotpath import prepared_cursor
 from ..models import RecallRecord, Scope, Tenant
 from ..secrets import mask_secrets
 from ..selectors import RecallQuery, RecallResult, recall_select
@@ -62,7 +63,7 @@ def _insert(record: RecallRecord) -> None:
         f"INSERT INTO {RecallRecord._meta.db_table} ({', '.join(columns)}) "
         f"VALUES ({', '.join(['%s'] * len(columns))}) RETURNING id"
     )
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(sql, values)
         record.pk = cursor.fetchone()[0]
     record._state.adding = False

@@ -1,0 +1,39 @@
+"""Statements on the hot path of an API request, planned once per database connection.
+
+Django binds parameters on the client (psycopg's ClientCursor), so PostgreSQL plans every
+statement afresh: for the recall's join that planning cost twice its execution. The few
+statements run on every recall go through ``prepared_cursor()`` instead, which binds on
+the server and prepares the statement on its first run in a connection (psycopg keeps the
+prepared statements per connection, so a persistent connection, ``DATABASE_CONN_MAX_AGE``,
+is what makes this pay).
+
+A pooler in transaction mode that does not track prepared statements (PgBouncer before
+1.21) cannot serve these: set ``DATABASE_PREPARED_STATEMENTS=0`` behind one. On SQLite
+this is Django's ordinary cursor.
+
+Queries still go through Django's cursor wrapper, so they are logged, counted by tests,
+and their errors are Django's.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import connection
+from django.db.backends.postgresql.base import ServerBindingCursor
+
+
+class _PreparingCursor(ServerBindingCursor):
+    """Server-side binding, and every statement prepared (psycopg caches them by text)."""
+
+    def execute(self, query, params=None, *, prepare=None, binary=None):
+        return super().execute(query, params, prepare=True, binary=binary)
+
+
+def prepared_cursor():
+    """A Django cursor on which every statement is prepared (PostgreSQL) or plain (else)."""
+    if connection.vendor != "postgresql" or not settings.DATABASE_PREPARED_STATEMENTS:
+        return connection.cursor()
+    connection.ensure_connection()
+    connection.validate_thread_sharing()
+    with connection.wrap_database_errors:
+        cursor = _PreparingCursor(connection.connection)
+    return connection.make_debug_cursor(cursor) if connection.queries_logged else connection.make_cursor(cursor)
