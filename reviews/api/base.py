@@ -3,6 +3,7 @@ import copy
 
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
@@ -15,6 +16,23 @@ class ApiKeyRateThrottle(SimpleRateThrottle):
 
     def get_cache_key(self, request, view):
         return self.cache_format % {"scope": self.scope, "ident": request.auth.prefix} if request.auth else None
+
+
+class PlainJsonNegotiation(DefaultContentNegotiation):
+    """Agents send no Accept header, or */*, or application/json: answer those with the
+    first renderer at once instead of parsing and ranking media types on every request.
+    Anything else (a ?format=, a real Accept list) is negotiated as DRF always does."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        first = renderers[0]
+        accept = request.META.get("HTTP_ACCEPT", "")
+        if (
+            format_suffix is None
+            and accept in ("", "*/*", first.media_type)
+            and self.settings.URL_FORMAT_OVERRIDE not in request.query_params
+        ):
+            return first, first.media_type
+        return super().select_renderer(request, renderers, format_suffix)
 
 
 class ApiAutoSchema(AutoSchema):
@@ -36,6 +54,7 @@ class ApiView(APIView):
     required_scope: str = ""
     permission_classes = [HasScope]
     throttle_classes = [ApiKeyRateThrottle]
+    content_negotiation_class = PlainJsonNegotiation
 
     @property
     def tenant(self):
