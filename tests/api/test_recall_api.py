@@ -1,5 +1,6 @@
 """GET /api/v1/recall: scopes, parameters, the error shape, records, isolation, queries."""
 import pytest
+from django.db import connection
 
 from reviews.models import RecallRecord, Scope
 
@@ -172,3 +173,45 @@ def test_queries_per_recall_are_constant(recall_client, publish, tenant, django_
         response = recall_client.get(URL, params)
 
     assert response.status_code == 200
+
+
+@pytest.mark.parametrize(
+    "accept", [None, "*/*", "application/json", "text/html, application/json;q=0.9", "application/*"]
+)
+def test_a_client_that_accepts_json_gets_json(recall_client, memory, accept):
+    headers = {"HTTP_ACCEPT": accept} if accept is not None else {}
+    response = recall_client.get(URL, {"user_id": "u1"}, **headers)
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["facts"]
+
+
+def test_a_client_that_accepts_no_json_is_told_so(recall_client, memory):
+    assert_error(recall_client.get(URL, {"user_id": "u1"}, HTTP_ACCEPT="text/html"), 406, "not_acceptable")
+    assert RecallRecord.objects.count() == 0  # refused before anything was selected or recorded
+
+
+def _prepared_statements():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement, generic_plans + custom_plans FROM pg_prepared_statements")
+        return dict(cursor.fetchall())
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's")
+def test_the_recall_statements_are_planned_once_per_connection(recall_client, memory):
+    for _ in range(3):
+        assert recall_client.get(URL, {"user_id": "u1", "entity": ["project:a", "project:b", "project:c"]}).status_code == 200
+    statements = _prepared_statements()
+    selects = [runs for text, runs in statements.items() if text.startswith("SELECT f.id") and text.count("e.entity_type = $") == 3]
+    inserts = [runs for text, runs in statements.items() if text.startswith("INSERT INTO reviews_recallrecord")]
+    assert selects == [3]  # one statement for this shape of query, planned once, run three times
+    assert len(inserts) == 1 and inserts[0] >= 3
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's")
+def test_prepared_statements_can_be_turned_off_for_a_pooler(recall_client, memory, settings):
+    settings.DATABASE_PREPARED_STATEMENTS = False
+    before = set(_prepared_statements())
+    entities = [f"project:p{index}" for index in range(5)]  # a statement shape no other test prepares
+    assert recall_client.get(URL, {"user_id": "u1", "entity": entities}).status_code == 200
+    assert set(_prepared_statements()) == before
