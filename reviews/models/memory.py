@@ -254,7 +254,9 @@ class SuppressedValue(models.Model):
 class RecallRecord(models.Model):
     """Which facts (ids and versions) went to which caller, when, for which query."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    # No index of its own: recall_by_subject leads with the tenant, and every recall
+    # writes a record, so each index is paid on the hot path.
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
     user_id = models.CharField(max_length=128)
     caller = models.CharField(max_length=160)
     query = models.JSONField(default=dict)
