@@ -176,6 +176,23 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
+# --- Cache --------------------------------------------------------------------------------
+# API rate limits and the reviewers' cached figures live in the cache. The default is each
+# process's own memory: with several web processes, each would count a key's calls alone
+# (the limit multiplied by the number of workers). MEMORY_CACHE_URL (redis://…) shares it.
+def shared_cache(url: str) -> dict:
+    return {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": url,
+            "KEY_PREFIX": "memory-portal",
+        }
+    }
+
+
+if os.environ.get("MEMORY_CACHE_URL"):
+    CACHES = shared_cache(os.environ["MEMORY_CACHE_URL"])
+
 # --- Background work ----------------------------------------------------------------------
 # No broker: run tasks in-process (the embedded default). on_commit enqueueing keeps the
 # same order of events as with a real worker.

@@ -1,0 +1,26 @@
+"""MEMORY_CACHE_URL: the API rate limit counted in Redis, where every web process sees it."""
+import pytest
+import redis
+from django.core.cache import caches
+
+from memory_portal.settings import shared_cache
+from reviews.api.base import ApiKeyRateThrottle
+from reviews.models import Scope
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_keys_calls_are_counted_in_the_shared_cache(redis_server, settings, tenant, make_client, monkeypatch):
+    url, port = redis_server()
+    settings.CACHES = shared_cache(url)
+    monkeypatch.setattr(ApiKeyRateThrottle, "THROTTLE_RATES", {"api_key": "2/min"})
+    client = make_client(tenant, [Scope.RECALL])
+
+    for _ in range(2):
+        assert client.get("/api/v1/recall", {"user_id": "u1"}).status_code == 200
+    stored = redis.Redis(host="127.0.0.1", port=port).keys("memory-portal:*throttle_api_key*")
+    assert len(stored) == 1  # the key's call history is in Redis, not in this process
+
+    caches.close_all()  # as another web process would: a fresh connection, nothing held locally
+    response = client.get("/api/v1/recall", {"user_id": "u1"})
+    assert response.status_code == 429 and response.json()["error"]["code"] == "rate_limited"
