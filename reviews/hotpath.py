@@ -3,9 +3,9 @@
 Django binds parameters on the client (psycopg's ClientCursor), so PostgreSQL plans every
 statement afresh: for the recall's join that planning cost twice its execution. The few
 statements run on every recall go through ``prepared_cursor()`` instead, which binds on
-the server and prepares the statement on its first run in a connection (psycopg keeps the
-prepared statements per connection, so a persistent connection, ``DATABASE_CONN_MAX_AGE``,
-is what makes this pay).
+the server and prepares the statement on its first run in a connection. Prepared
+statements live as long as their connection, so this is done only on persistent ones
+(``DATABASE_CONN_MAX_AGE`` above 0).
 
 A pooler in transaction mode that does not track prepared statements (PgBouncer before
 1.21) cannot serve these: set ``DATABASE_PREPARED_STATEMENTS=0`` behind one. On SQLite
@@ -30,7 +30,12 @@ class _PreparingCursor(ServerBindingCursor):
 
 def prepared_cursor():
     """A Django cursor on which every statement is prepared (PostgreSQL) or plain (else)."""
-    if connection.vendor != "postgresql" or not settings.DATABASE_PREPARED_STATEMENTS:
+    if (
+        connection.vendor != "postgresql"
+        or not settings.DATABASE_PREPARED_STATEMENTS
+        # A connection per request would pay the extra round trip of preparing every time.
+        or not connection.settings_dict["CONN_MAX_AGE"]
+    ):
         return connection.cursor()
     connection.ensure_connection()
     connection.validate_thread_sharing()
