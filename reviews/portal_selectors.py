@@ -15,6 +15,7 @@ from django.utils.translation import gettext_lazy as _
 from .errors import NotFound
 from .models import (
     Candidate,
+    CandidateFlag,
     CandidateStatus,
     Category,
     Entity,
@@ -31,7 +32,6 @@ from .models import (
 from .policy import RELATION_PREFIX
 from .schema import TenantSchema
 from .services.erasure import deletion_scope
-from .services.portal import CONTESTED_FLAG
 
 # SPEC §2's categories, in the order a person reads about themselves.
 SECTIONS = [
@@ -304,7 +304,7 @@ def _is_conflict(candidate: Candidate) -> bool:
 
 
 def _is_contest(candidate: Candidate) -> bool:
-    return CONTESTED_FLAG in (candidate.flags or [])
+    return CandidateFlag.CONTESTED in (candidate.flags or [])
 
 
 def subject_waiting_count(subject: Subject) -> int:

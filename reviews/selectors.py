@@ -17,6 +17,7 @@ from .hotpath import prepared_cursor
 from .models import (
     AuditEvent,
     Candidate,
+    CandidateFlag,
     CandidateStatus,
     Fact,
     FactStatus,
@@ -136,9 +137,9 @@ def _sensitivity_q(tenant: Tenant, sensitivity: str) -> Q:
 
 def _new_entity_q() -> Q:
     if connection.features.supports_json_field_contains:
-        flagged = Q(flags__contains=["new_entity"])
+        flagged = Q(flags__contains=[CandidateFlag.NEW_ENTITY])
     else:  # SQLite: the flags are a short JSON list of plain words
-        flagged = Q(flags__icontains='"new_entity"')
+        flagged = Q(flags__icontains=f'"{CandidateFlag.NEW_ENTITY}"')
     return flagged | Q(entity__is_new=True)
 
 
@@ -348,7 +349,7 @@ def review_queue_items(*, tenant: Tenant, candidates: list[Candidate]) -> list[Q
                 candidate=candidate,
                 sensitivity=rule.sensitivity if rule else "",
                 cardinality=rule.cardinality if rule else "",
-                is_new_entity="new_entity" in (candidate.flags or []) or bool(entity and entity.is_new),
+                is_new_entity=CandidateFlag.NEW_ENTITY in (candidate.flags or []) or bool(entity and entity.is_new),
                 conversation=conversation,
                 source_found=bool(conversation),
                 current_facts=facts_by_entity.get(candidate.entity_id, []),

@@ -1,5 +1,6 @@
 from .audit import AuditChainHead, AuditEvent, AuditPayload
 from .choices import (
+    CandidateFlag,
     CandidateStatus,
     Cardinality,
     Category,
@@ -25,6 +26,7 @@ __all__ = [
     "AuditExport",
     "AuditPayload",
     "Candidate",
+    "CandidateFlag",
     "CandidateStatus",
     "Cardinality",
     "Category",

@@ -78,6 +78,13 @@ class CandidateStatus(models.TextChoices):
 OPEN_CANDIDATE_STATUSES = (CandidateStatus.PENDING_REVIEW, CandidateStatus.PENDING_USER)
 
 
+class CandidateFlag:
+    """Marks a candidate carries in ``Candidate.flags`` for the people who decide it."""
+
+    NEW_ENTITY = "new_entity"  # its entity was created by extraction and nobody has seen it
+    CONTESTED = "contested"  # the subject sent a reviewer-approved fact back to review
+
+
 class Reason(models.TextChoices):
     """Reason codes stored on candidates and returned by the API."""
 

@@ -17,6 +17,7 @@ from ..audit import EventDraft
 from ..errors import InvalidInput, InvalidTransition, NotFound, StaleVersion
 from ..models import (
     Candidate,
+    CandidateFlag,
     CandidateStatus,
     Cardinality,
     Fact,
@@ -169,7 +170,7 @@ def candidates_submit(
         if value_mask.found or evidence_mask.found:
             flags.append("secret_masked")
         if entity is not None and entity.is_new:
-            flags.append("new_entity")
+            flags.append(CandidateFlag.NEW_ENTITY)
         decided = decision.status not in OPEN
         candidate = Candidate(
             tenant=tenant,

@@ -28,6 +28,7 @@ from ..audit import EventDraft
 from ..errors import DomainError, Forbidden, InvalidInput, InvalidTransition, NotFound
 from ..models import (
     Candidate,
+    CandidateFlag,
     CandidateStatus,
     Entity,
     Fact,
@@ -50,7 +51,6 @@ LINK_SALT = "reviews.portal-link"
 MAX_TOKEN_LENGTH = 200
 MAX_USER_ID_LENGTH = 128
 MAX_NOTE_LENGTH = 1000
-CONTESTED_FLAG = "contested"
 EXPORT_FORMAT = "memory-portal.subject-export/1"
 
 
@@ -275,7 +275,7 @@ def fact_contest(*, tenant: Tenant, user_id: str, fact_id: int, actor: Actor, no
         status=CandidateStatus.PENDING_REVIEW,
         reason=Reason.NEEDS_REVIEW,
         note=note,
-        flags=[CONTESTED_FLAG],
+        flags=[CandidateFlag.CONTESTED],
         conflict_fact=fact,
     )
     before = fact_payload(fact)
