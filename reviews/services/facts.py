@@ -18,6 +18,7 @@ from ..audit import EventDraft
 from ..errors import InvalidInput, NotFound, StaleVersion
 from ..models import (
     Candidate,
+    CandidateFlag,
     CandidateStatus,
     Cardinality,
     Fact,
@@ -139,8 +140,14 @@ def fact_publish(
 
     expires_at = expiry_for(rule=rule, tenant=subject.tenant, now=now, keep=keep)
     current = next(iter(slot), None) if rule.cardinality == Cardinality.ONE else None
+    reinstated = current is None and _withdrawn_by_contest(candidate=candidate, subject=subject)
+    if reinstated:
+        # A contested fact that review upholds continues its own history (same row, the
+        # next version, its recalls still linked) rather than starting over at version 1.
+        current = reinstated
     if current is not None:
         before = fact_payload(current)
+        current.status = FactStatus.ACTIVE
         current.value = value
         current.value_digest = digest
         current.confidence = candidate.confidence
@@ -154,7 +161,7 @@ def fact_publish(
         current.approved_by = str(actor)
         current.updated_at = now
         current.save()
-        fact, action = current, "fact.updated"
+        fact, action = current, "fact.reinstated" if reinstated else "fact.updated"
     else:
         before = None
         fact = Fact.objects.create(
@@ -209,6 +216,25 @@ def fact_publish(
         _supersede_older_open_candidates(candidate=candidate, subject=subject, events=events)
     schedule_projection(subject.pk)
     return fact, False
+
+
+def _withdrawn_by_contest(*, candidate: Candidate, subject: Subject) -> Fact | None:
+    """The fact a contested candidate withdrew from publication, if it is still withdrawn
+    and in the candidate's slot (a reviewer may have edited the value, not the slot)."""
+    if CandidateFlag.CONTESTED not in (candidate.flags or []) or candidate.conflict_fact_id is None:
+        return None
+    return (
+        Fact.objects.select_for_update()
+        .filter(
+            pk=candidate.conflict_fact_id,
+            subject=subject,
+            entity_id=candidate.entity_id,
+            field=candidate.field,
+            thread_id=candidate.thread_id,
+            status=FactStatus.DELETED,
+        )
+        .first()
+    )
 
 
 def _supersede_older_open_candidates(*, candidate: Candidate, subject: Subject, events: list[EventDraft]) -> None:

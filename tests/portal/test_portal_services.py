@@ -4,12 +4,13 @@ import json
 import pytest
 
 from reviews.actors import SYSTEM, Actor
-from reviews.errors import Forbidden, InvalidTransition, NotFound
+from reviews.errors import Forbidden, InvalidTransition, NotFound, StaleVersion
 from reviews.models import AuditEvent, AuditPayload, Candidate, Fact, Subject, SuppressedValue
 from reviews.normalize import value_digest
 from reviews.services.candidates import candidate_approve, candidate_reject
 from reviews.services.facts import fact_edit
 from reviews.services.portal import fact_contest, subject_export, subject_set_paused
+from tests.conftest import candidate
 
 ALICE = Actor.subject("alice")
 
@@ -69,11 +70,38 @@ class TestContest:
         assert not Fact.objects.filter(subject__user_id="alice", field="role", status="active").exists()
         assert SuppressedValue.objects.filter(value_digest=value_digest("data engineer")).exists()
 
-    def test_a_reviewer_who_disagrees_publishes_it_again(self, tenant, alice, reviewer):
+    def test_a_reviewer_who_disagrees_publishes_it_again_as_its_next_version(self, tenant, alice, reviewer):
         contest = fact_contest(tenant=tenant, user_id="alice", fact_id=alice.role.pk, actor=ALICE)
         candidate_approve(tenant=tenant, candidate_id=contest.pk, version=contest.version,
                           actor=Actor.reviewer(reviewer))
-        assert Fact.objects.get(subject__user_id="alice", field="role", status="active").value == "data engineer"
+        fact = Fact.objects.get(subject__user_id="alice", field="role", status="active")
+        assert (fact.pk, fact.value, fact.version) == (alice.role.pk, "data engineer", 2)  # its history goes on
+        assert list(fact.versions.order_by("version").values_list("version", flat=True)) == [1, 2]
+        reinstated = events(tenant, "fact.reinstated").get()
+        assert (reinstated.object_id, reinstated.actor) == (str(fact.pk), f"reviewer:{reviewer.pk}")
+        assert not events(tenant, "fact.created").filter(pk__gt=reinstated.pk).exists()
+
+    def test_a_reviewer_who_corrects_it_publishes_the_correction_on_the_same_fact(self, tenant, alice, reviewer):
+        contest = fact_contest(tenant=tenant, user_id="alice", fact_id=alice.role.pk, actor=ALICE)
+        candidate_approve(tenant=tenant, candidate_id=contest.pk, version=contest.version, value="product manager",
+                          actor=Actor.reviewer(reviewer))
+        fact = Fact.objects.get(pk=alice.role.pk)
+        assert (fact.status, fact.value, fact.version) == ("active", "product manager", 2)
+        assert AuditPayload.objects.get(event=events(tenant, "fact.reinstated").get()).before["value"] == "data engineer"
+
+    def test_a_newer_value_published_meanwhile_settles_the_contest(self, tenant, alice, reviewer, submit):
+        contest = fact_contest(tenant=tenant, user_id="alice", fact_id=alice.role.pk, actor=ALICE)
+        [newer] = submit(tenant, "alice", candidate(field="role", value="product manager", confidence=0.9))
+        candidate_approve(tenant=tenant, candidate_id=newer.candidate_id, version=1, actor=Actor.reviewer(reviewer))
+
+        published = Fact.objects.get(subject__user_id="alice", field="role", status="active")
+        assert (published.value, published.version) == ("product manager", 1) and published.pk != alice.role.pk
+        assert Candidate.objects.get(pk=contest.pk).status == "superseded"
+        with pytest.raises(StaleVersion):
+            candidate_approve(tenant=tenant, candidate_id=contest.pk, version=contest.version,
+                              actor=Actor.reviewer(reviewer))
+        assert Fact.objects.get(pk=alice.role.pk).status == "deleted"  # withdrawn, and stays so
+        assert not events(tenant, "fact.reinstated").exists()
 
     def test_a_fact_no_reviewer_approved_is_edited_not_contested(self, tenant, alice):
         with pytest.raises(InvalidTransition):
