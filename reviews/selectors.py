@@ -62,6 +62,10 @@ QUEUE_MAX_PAGE_SIZE = 200
 CONTEXT_MESSAGES = 2
 
 
+# The field filter's value for every `relation:<name>` field (SPEC §2 accepts any name).
+ANY_RELATION = f"{RELATION_PREFIX}*"
+
+
 @dataclass(frozen=True)
 class QueueFilters:
     status: str = CandidateStatus.PENDING_REVIEW
@@ -150,7 +154,9 @@ def queue_filtered(*, tenant: Tenant, filters: QueueFilters, now: datetime | Non
         queryset = queryset.filter(subject__tenant=tenant, subject__user_id=filters.user_id)
     if filters.entity_type:
         queryset = queryset.filter(entity_type=filters.entity_type)
-    if filters.field:
+    if filters.field == ANY_RELATION:
+        queryset = queryset.filter(field__startswith=RELATION_PREFIX)
+    elif filters.field:
         queryset = queryset.filter(field=filters.field)
     if filters.sensitivity:
         queryset = queryset.filter(_sensitivity_q(tenant, filters.sensitivity))

@@ -71,7 +71,9 @@ class ReviewQueueApi(ApiView):
         status = serializers.ChoiceField(choices=sorted(QUEUE_PHASES), required=False, default="pending_review")
         user_id = serializers.CharField(max_length=128, required=False, default="")
         entity_type = serializers.CharField(max_length=64, required=False, default="")
-        field = serializers.CharField(max_length=80, required=False, default="")
+        field = serializers.CharField(
+            max_length=80, required=False, default="", help_text="A field name, or `relation:*` for any relation."
+        )
         sensitivity = serializers.ChoiceField(choices=Sensitivity.values, required=False, default="")
         min_confidence = serializers.FloatField(min_value=0.0, max_value=1.0, required=False, default=None)
         max_confidence = serializers.FloatField(min_value=0.0, max_value=1.0, required=False, default=None)

@@ -26,6 +26,7 @@ from ..errors import DomainError, InvalidInput, InvalidTransition, NotFound, Sta
 from ..models import Candidate, CandidateStatus, Entity, Fact, FactStatus, FieldDefinition, Sensitivity
 from ..permissions import can_decide, can_view_queue, staff_tenant
 from ..selectors import (
+    ANY_RELATION,
     QUEUE_STATUS_ALL,
     QUEUE_STATUS_OPEN,
     QueueCursor,
@@ -126,7 +127,11 @@ class QueueFilterForm(forms.Form):
         schema = list(FieldDefinition.objects.filter(tenant=tenant).values_list("entity_type", "field"))
         any_choice = [("", _("any"))]
         self.fields["entity_type"].choices = any_choice + [(t, t) for t in sorted({t for t, _f in schema})]
-        self.fields["field"].choices = any_choice + [(f, f) for f in sorted({f for _t, f in schema})]
+        self.fields["field"].choices = [
+            *any_choice,
+            *[(f, f) for f in sorted({f for _t, f in schema})],
+            (ANY_RELATION, _("any relation (relation:*)")),
+        ]
 
     def filters(self) -> QueueFilters:
         """The filters asked for; what failed to validate is left out (and shown as an error)."""

@@ -40,6 +40,7 @@ class TestList:
         [
             ({"status": "pending_user"}, ["waiting_for_user"]),
             ({"field": "location"}, ["evidence"]),
+            ({"field": "relation:*"}, []),
             ({"entity_type": "organization"}, ["new_entity"]),
             ({"sensitivity": "personal"}, ["evidence"]),
             ({"conflict": "true"}, ["conflict"]),

@@ -40,6 +40,11 @@ class TestQueuePage:
         assert item_ids(reviewer_client.get(QUEUE, {"status": "pending_user"})) == [review_queue.waiting_for_user.pk]
         assert item_ids(reviewer_client.get(QUEUE, {"user_id": "bob"})) == []
 
+    def test_any_relation_is_offered_and_filters(self, tenant, review_queue, reviewer_client):
+        [works_at] = propose(tenant, "alice", candidate(field="relation:works_at", value="Acme", kind="relation"))
+        assert '<option value="relation:*">' in reviewer_client.get(QUEUE).content.decode()
+        assert item_ids(reviewer_client.get(QUEUE, {"field": "relation:*"})) == [works_at.pk]
+
     def test_an_invalid_filter_is_shown_and_the_rest_apply(self, review_queue, reviewer_client):
         response = reviewer_client.get(QUEUE, {"min_confidence": "7", "conflict": "yes"})
         assert response.status_code == 200

@@ -81,6 +81,15 @@ class TestFilters:
         assert len(self.ids(tenant, user_id="bob")) == 2
         assert self.ids(tenant, user_id="nobody") == set()
 
+    def test_any_relation(self, tenant, review_queue):
+        relations = propose(
+            tenant, "alice",
+            candidate(field="relation:works_at", value="Acme", kind="relation"),
+            candidate(field="relation:manages", value="flask-migration", kind="relation"),
+        )
+        assert self.ids(tenant, field="relation:*") == {c.pk for c in relations}
+        assert self.ids(tenant, field="relation:works_at") == {relations[0].pk}
+
     def test_sensitivity(self, tenant, review_queue):
         assert self.ids(tenant, sensitivity="personal") == {review_queue.evidence.pk}
         assert self.ids(tenant, sensitivity="normal") == {review_queue.conflict.pk, review_queue.new_entity.pk}
