@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Re-extract the project-level catalog (base layout, sign-in, reviewer dashboard, model
-# vocabularies) into locale/zh_Hans and compile the .mo that is committed beside it.
+# Re-extract the project-level catalog (base layout, sign-in, reviewer dashboard, auditor
+# and recall pages, model vocabularies) into locale/zh_Hans and compile the .mo that is
+# committed beside it.
 #
 # The self-service portal keeps its own catalog in reviews/locale; run from the project
 # root, makemessages would route every reviews/*.py string there. So extraction runs on a
@@ -10,6 +11,7 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python}
 FILES=(
   templates/base.html templates/home.html templates/errors templates/registration templates/reviews
+  templates/auditor templates/recall reviews/views/auditor.py reviews/views/recall.py
   reviews/views/reviewer.py reviews/views/stats.py reviews/templatetags/reviewer_tags.py
   reviews/models/choices.py memory_portal/settings.py
 )

@@ -12,26 +12,39 @@ from tests.review.conftest import approve_as
 CATALOG = Path(__file__).resolve().parents[2] / "locale" / "zh_Hans" / "LC_MESSAGES"
 
 
-def po_entries() -> dict[str, str]:
+def po_entries() -> dict[str, tuple[str, str | None]]:
+    """msgid -> (msgstr, msgid_plural): the first form stands for a plural entry."""
     text = (CATALOG / "django.po").read_text(encoding="utf-8")
     entries = {}
     for block in text.split("\n\n"):
         if block.lstrip().startswith("#~"):
             continue
         msgid = re.search(r'^msgid "(.*)"$', block, re.M)
-        msgstr = re.search(r'^msgstr "(.*)"$', block, re.M)
+        plural = re.search(r'^msgid_plural "(.*)"$', block, re.M)
+        msgstr = re.search(r'^msgstr(?:\[0\])? "(.*)"$', block, re.M)
         if msgid and msgid.group(1):
-            entries[msgid.group(1).replace('\\"', '"')] = (msgstr.group(1) if msgstr else "").replace('\\"', '"')
+            entries[unquote(msgid.group(1))] = (
+                unquote(msgstr.group(1)) if msgstr else "",
+                unquote(plural.group(1)) if plural else None,
+            )
     return entries
+
+
+def unquote(text: str) -> str:
+    return text.replace('\\"', '"')
 
 
 def test_every_string_is_translated_and_compiled():
     entries = po_entries()
     assert len(entries) > 150
-    assert [msgid for msgid, msgstr in entries.items() if not msgstr] == []
+    assert [msgid for msgid, (msgstr, _plural) in entries.items() if not msgstr] == []
     with open(CATALOG / "django.mo", "rb") as compiled:
         catalog = gettext.GNUTranslations(compiled)
-    assert {msgid: catalog.gettext(msgid) for msgid in entries} == entries
+    compiled_entries = {
+        msgid: (catalog.ngettext(msgid, plural, 1) if plural else catalog.gettext(msgid), plural)
+        for msgid, (_msgstr, plural) in entries.items()
+    }
+    assert compiled_entries == entries
 
 
 def test_the_browser_language_is_the_default(review_queue, reviewer_client):
@@ -57,3 +70,15 @@ def test_messages_a_reviewer_sees_are_translated(review_queue, reviewer, second_
     [message] = [str(m) for m in get_messages(response.wsgi_request)]
     assert message.startswith("rita 已先处理此条目：已批准（location = “Berlin”）")
     assert message.endswith("你的决定未被执行。")
+
+
+def test_the_auditor_pages_speak_chinese_too(auditor_client):
+    pages = {
+        reverse("reviews:audit"): ["导出审计记录", "在后台导出"],
+        reverse("reviews:audit-verify"): ["校验审计记录", "校验已存储的链"],
+        reverse("reviews:recalls"): ["调用记录", "调用 API 的每一次回答"],
+    }
+    for url, phrases in pages.items():
+        html = auditor_client.get(url, HTTP_ACCEPT_LANGUAGE="zh-CN").content.decode()
+        assert all(phrase in html for phrase in phrases), url
+        assert "Export the audit trail" not in html and "Verify the stored chain" not in html
