@@ -51,8 +51,16 @@ def page(browser, live_server):
     context = browser.new_context(base_url=live_server.url, locale="en-US", viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.set_default_timeout(10_000)
+    broken_assets = []
+    page.on(
+        "response",
+        lambda response: response.status >= 400
+        and response.request.resource_type in ("stylesheet", "script", "image", "font")
+        and broken_assets.append(f"{response.status} {response.url}"),
+    )
     yield page
     context.close()
+    assert not broken_assets, f"a page referenced assets that failed to load: {broken_assets}"
 
 
 @pytest.fixture
