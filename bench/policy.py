@@ -2,7 +2,10 @@
 
 Submits batches of 100 candidates (one subject per batch, a realistic mix of outcomes:
 auto-approvals, merges, conflicts, pending items, rejections, credentials) through
-``candidates_submit`` (the service the API calls), in its own database.
+``candidates_submit`` (the service the API calls), in its own database. The projection
+each commit enqueues goes to a broker as in production (``--broker``, default
+``memory://``: published by the background lane, never run here), so this measures the
+policy and its writes, not the LangGraph Store's.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/memory_portal_bench python bench/policy.py [--batches 50]
 
@@ -64,6 +67,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batches", type=int, default=50)
     parser.add_argument("--batch-size", type=int, default=100)
+    parser.add_argument("--broker", default="memory://", help="where the projection tasks are published")
     args = parser.parse_args()
     ensure_database(os.environ["DATABASE_URL"])
 
@@ -73,6 +77,10 @@ def main():
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
+    from memory_portal.celery import app
+    from reviews.background import publisher
+
+    app.conf.broker_url, app.conf.task_always_eager = args.broker, False
     from reviews.actors import Actor
     from reviews.models import Candidate, Tenant
     from reviews.services.candidates import candidates_submit
@@ -90,6 +98,7 @@ def main():
     for index, batch in enumerate(batches):
         candidates_submit(tenant=tenant, user_id=f"user-{index % 20}", candidates=batch, source="chat", actor=actor)
     elapsed = time.perf_counter() - start
+    publisher.drain()
     total = args.batches * args.batch_size
     outcomes = Candidate.objects.filter(tenant=tenant).exclude(subject__user_id="warmup")
     print(f"candidates: {total} in {args.batches} batches of {args.batch_size}")
