@@ -1,5 +1,6 @@
 """Shared pieces of the API views: scope checks, strict serializers, the tenant."""
 import copy
+import logging
 
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
@@ -8,11 +9,23 @@ from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
 from ..actors import Actor
+from ..sharedcache import CACHE_ERRORS
 from .auth import HasScope
+
+
+logger = logging.getLogger(__name__)
 
 
 class ApiKeyRateThrottle(SimpleRateThrottle):
     scope = "api_key"
+
+    def allow_request(self, request, view):
+        # The counts live in the cache; if it is down, serve uncounted rather than fail.
+        try:
+            return super().allow_request(request, view)
+        except CACHE_ERRORS:
+            logger.warning("API rate limit not applied: the cache is unavailable", exc_info=True)
+            return True
 
     def get_cache_key(self, request, view):
         return self.cache_format % {"scope": self.scope, "ident": request.auth.prefix} if request.auth else None

@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.core.cache import cache
 from django.shortcuts import render
 from django.utils import formats, timezone
 from django.views.decorators.http import require_GET
@@ -21,6 +20,7 @@ from ..selectors import (
     reviewer_agreement,
     waiting_items_series,
 )
+from ..sharedcache import cached
 from .reviewer import staff_view
 
 DECISION_KINDS = ("approved", "edited", "rejected", "deferred")
@@ -177,7 +177,7 @@ def stats_numbers(tenant) -> StatsNumbers:
 @staff_view
 def stats(request):
     tenant = request.tenant
-    numbers = cache.get_or_set(f"review-stats:{tenant.pk}", lambda: stats_numbers(tenant), STATS_CACHE_SECONDS)
+    numbers = cached(f"review-stats:{tenant.pk}", lambda: stats_numbers(tenant), STATS_CACHE_SECONDS)
     names = numbers.names
     reviewers = sorted(
         (

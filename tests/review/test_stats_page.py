@@ -3,6 +3,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from memory_portal.settings import shared_cache
 from reviews.actors import Actor
 from reviews.models import Candidate
 from reviews.selectors import (
@@ -15,6 +16,7 @@ from reviews.selectors import (
 from reviews.services.candidates import candidate_defer, candidate_reject
 from tests.conftest import candidate
 from tests.review.conftest import XSS_VALUE, approve_as, propose
+from tests.worker.brokers import unused_port
 
 
 def reject_as(user, item, note="wrong"):
@@ -99,6 +101,16 @@ def test_figures_are_computed_at_most_once_a_minute(tenant, review_queue, review
     with django_assert_max_num_queries(4):  # session, user, membership, tenant: the figures are cached
         html = reviewer_client.get("/review/stats/").content.decode()
     assert 'data-kpi="decisions">0<' in html and "Figures as of" in html
+
+
+def test_with_the_cache_down_the_figures_are_computed_each_time(settings, review_queue, reviewer, reviewer_client,
+                                                                 caplog):
+    settings.CACHES = shared_cache(f"redis://127.0.0.1:{unused_port()}/0")  # nothing listens there
+    approve_as(reviewer, review_queue.evidence)
+    response = reviewer_client.get("/review/stats/")
+    assert response.status_code == 200
+    assert 'data-kpi="decisions">1<' in response.content.decode()
+    assert "cache unavailable: review-stats:" in caplog.text
 
 
 def test_an_empty_chart_has_whole_number_ticks():

@@ -6,6 +6,7 @@ from django.core.cache import caches
 from memory_portal.settings import shared_cache
 from reviews.api.base import ApiKeyRateThrottle
 from reviews.models import Scope
+from tests.worker.brokers import unused_port
 
 pytestmark = pytest.mark.django_db
 
@@ -24,3 +25,13 @@ def test_a_keys_calls_are_counted_in_the_shared_cache(redis_server, settings, te
     caches.close_all()  # as another web process would: a fresh connection, nothing held locally
     response = client.get("/api/v1/recall", {"user_id": "u1"})
     assert response.status_code == 429 and response.json()["error"]["code"] == "rate_limited"
+
+
+def test_with_the_cache_down_calls_are_served_uncounted_and_it_is_logged(settings, tenant, make_client, caplog):
+    settings.CACHES = shared_cache(f"redis://127.0.0.1:{unused_port()}/0")  # nothing listens there
+    client = make_client(tenant, [Scope.RECALL])
+
+    response = client.get("/api/v1/recall", {"user_id": "u1"})
+
+    assert response.status_code == 200, response.content
+    assert "API rate limit not applied: the cache is unavailable" in caplog.text
