@@ -140,8 +140,8 @@ def fact_publish(
 
     expires_at = expiry_for(rule=rule, tenant=subject.tenant, now=now, keep=keep)
     current = next(iter(slot), None) if rule.cardinality == Cardinality.ONE else None
-    reinstated = current is None and _withdrawn_by_contest(candidate=candidate, subject=subject)
-    if reinstated:
+    reinstated = _withdrawn_by_contest(candidate=candidate, subject=subject) if current is None else None
+    if reinstated is not None:
         # A contested fact that review upholds continues its own history (same row, the
         # next version, its recalls still linked) rather than starting over at version 1.
         current = reinstated
@@ -161,7 +161,7 @@ def fact_publish(
         current.approved_by = str(actor)
         current.updated_at = now
         current.save()
-        fact, action = current, "fact.reinstated" if reinstated else "fact.updated"
+        fact, action = current, "fact.reinstated" if reinstated is not None else "fact.updated"
     else:
         before = None
         fact = Fact.objects.create(
