@@ -31,23 +31,15 @@ from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.common import ensure_database  # noqa: E402 - after the path is set
+
 SERVER = "postgres://postgres@127.0.0.1:5432"
 DATABASE = "memory_portal_bench_export"
 TENANT = "bench-export"
 ACTIONS = ["candidate.submitted", "policy.auto_approved", "fact.created", "fact.edited", "fact.deleted"]
 ACTORS = ["api_key:bench", "policy", "reviewer:1", "subject:user-1", "system"]
 COPY_BATCH = 50_000
-
-
-def ensure_database(name: str, *, reset: bool) -> None:
-    import psycopg
-
-    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
-        if reset and exists:
-            conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-        if reset or not exists:
-            conn.execute(f'CREATE DATABASE "{name}"')
 
 
 def setup_django(name: str) -> None:
@@ -209,7 +201,7 @@ def main() -> None:
     parser.add_argument("--verify", action="store_true", help="Also verify the exported file.")
     args = parser.parse_args()
 
-    ensure_database(DATABASE, reset=not args.reuse)
+    ensure_database(f"{SERVER}/{DATABASE}", reset=not args.reuse)
     setup_django(DATABASE)
     from reviews.models import AuditChainHead, AuditEvent, Tenant
 

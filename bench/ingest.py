@@ -36,7 +36,7 @@ os.environ.setdefault("MEMORY_API_RATE", "1000000/min")
 FIXTURE = ROOT / "reviews" / "fixtures" / "demo_conversations.jsonl"
 SUBJECTS = 50
 
-from bench.policy import ensure_database  # noqa: E402 - after the environment above is set
+from bench.common import ensure_database, publish_tasks_to  # noqa: E402 - after the environment above is set
 
 
 def fixture_texts() -> list[str]:
@@ -70,12 +70,11 @@ def make_batches(run: str, batches: int, size: int) -> list[dict]:
 def bench_accept(tenant, bodies, broker: str) -> None:
     from django.test import Client
 
-    from memory_portal.celery import app
     from reviews.models import Scope
     from reviews.services.ingest import extractions_drain
     from reviews.services.tenants import api_key_create
 
-    app.conf.broker_url, app.conf.task_always_eager = broker, False
+    publish_tasks_to(broker)
     _, raw_key = api_key_create(tenant=tenant, scopes=[Scope.INGEST])
     client = Client(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
     post = lambda body: client.post("/api/v1/messages", data=json.dumps(body), content_type="application/json")  # noqa: E731

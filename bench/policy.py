@@ -22,15 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_portal.settings")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/memory_portal_bench")
 
-
-def ensure_database(url: str) -> None:
-    import psycopg
-
-    name = url.rsplit("/", 1)[1]
-    admin = url.rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
+from bench.common import ensure_database, publish_tasks_to  # noqa: E402 - after the path is set
 
 
 def make_batch(rng: random.Random, n: int):
@@ -77,10 +69,9 @@ def main():
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    from memory_portal.celery import app
     from reviews.background import publisher
 
-    app.conf.broker_url, app.conf.task_always_eager = args.broker, False
+    publish_tasks_to(args.broker)
     from reviews.actors import Actor
     from reviews.models import Candidate, Tenant
     from reviews.services.candidates import candidates_submit

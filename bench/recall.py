@@ -30,6 +30,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.common import ensure_database  # noqa: E402 - after the path is set
+
 SERVER = "postgres://postgres@127.0.0.1:5432"
 
 # (entity, field, value, cardinality, sensitivity, category): one subject's ten facts.
@@ -68,14 +71,6 @@ function done(summary, latency, requests)
     latency:percentile(99), e.connect + e.read + e.write + e.timeout, e.status))
 end
 """
-
-
-def reset_database(name: str) -> None:
-    import psycopg
-
-    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
 
 
 def seed(facts: int, subjects: int) -> None:
@@ -199,7 +194,7 @@ def main() -> None:
     os.environ["DJANGO_SETTINGS_MODULE"] = "bench.settings"
     if not args.reuse:
         print(f"Creating {args.database} and seeding {args.facts:,} facts over {args.subjects:,} subjects …", flush=True)
-        reset_database(args.database)
+        ensure_database(database_url, reset=True)
         subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True, env=os.environ)
     import django
 

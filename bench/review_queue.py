@@ -23,6 +23,9 @@ import os  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
+
+from bench.common import ensure_database  # noqa: E402
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_portal.settings")
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/memory_portal_bench_queue"
@@ -31,18 +34,6 @@ SUBJECTS = 1_000
 CANDIDATES = 1_000_000
 PAGE = 50
 DEEP_PAGE = 200
-
-
-def ensure_database(url: str, *, fresh: bool) -> None:
-    import psycopg
-
-    name = url.rsplit("/", 1)[1]
-    admin = url.rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if fresh:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
 
 
 # Ten field shapes, cycled by i % 10; conflicts only where a fact is seeded (k in 0, 3, 7).
@@ -244,7 +235,7 @@ def main():
         "cyclic collector walking every object the process imported",
     )
     args = parser.parse_args()
-    ensure_database(args.database_url, fresh=args.reseed)
+    ensure_database(args.database_url, reset=args.reseed)
     os.environ["DATABASE_URL"] = args.database_url
     # Measure what production runs: no debug cursor wrappers, cached templates.
     os.environ.setdefault("DJANGO_DEBUG", "0")
