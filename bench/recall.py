@@ -4,14 +4,18 @@
    INSERT ... SELECT; default 1,000,000 facts over 100,000 subjects: ten each, over a
    `user` and a `project` entity, one of them sensitive).
 2. Serves the app with gunicorn on 127.0.0.1 (bench/settings.py adds the floor view: one
-   primary-key lookup of a fact, through the same middleware, on the same database).
-3. Drives both with wrk (Debian package `wrk`), the same connections and duration,
-   alternating floor and recall for a few rounds; random subjects and fact ids.
+   primary-key lookup of a fact, through the same middleware, on the same database), and
+   a second, identical server with MEMORY_RECALL_ASYNC_COMMIT=1 (recall records committed
+   without waiting for the WAL flush); each server is idle while the other is measured.
+3. Drives them with wrk (Debian package `wrk`), the same connections and duration,
+   alternating floor, recall and recall with asynchronous commit for a few rounds;
+   random subjects and fact ids.
 
     python bench/recall.py [--facts 1000000 --subjects 100000] [--reuse] [--connections 16]
 
 Targets (issue 6): recall throughput at least 50% of the floor's; recall p99 under 25 ms
-at 16 connections. Every recall writes its recall record, as in production.
+at 16 connections, checked for both commit modes. Every recall writes its recall record,
+as in production.
 """
 from __future__ import annotations
 
@@ -126,7 +130,7 @@ def seed(facts: int, subjects: int) -> None:
     print(f"  seeding took {time.monotonic() - started:.0f} s", flush=True)
 
 
-def start_server(database_url: str, workers: int, port: int) -> subprocess.Popen:
+def start_server(database_url: str, workers: int, port: int, *, async_commit: bool = False) -> subprocess.Popen:
     env = {
         **os.environ,
         "DATABASE_URL": database_url,
@@ -137,6 +141,7 @@ def start_server(database_url: str, workers: int, port: int) -> subprocess.Popen
         "MEMORY_API_RATE": "100000000/s",
         "LOG_LEVEL": "WARNING",
         "PYTHONWARNINGS": "ignore::UserWarning",
+        "MEMORY_RECALL_ASYNC_COMMIT": "1" if async_commit else "0",
     }
     env.pop("CELERY_BROKER_URL", None)
     server = subprocess.Popen(
@@ -214,42 +219,52 @@ def main() -> None:
     connection.close()
 
     load_before = f"{os.getloadavg()[0]:.1f}"
-    server = start_server(database_url, args.workers, args.port)
+    durable = start_server(database_url, args.workers, args.port)
+    asynchronous = start_server(database_url, args.workers, args.port + 1, async_commit=True)
+    # (name, port, wrk mode, highest id): the recall modes share the wrk script.
+    modes = [
+        ("floor", args.port, "floor", max_fact),
+        ("recall", args.port, "recall", subjects),
+        ("recall, async commit", args.port + 1, "recall", subjects),
+    ]
     try:
-        common = {"port": args.port, "key": key, "connections": args.connections}
-        for mode, top in (("floor", max_fact), ("recall", subjects)):
-            run_wrk(mode=mode, top=top, seconds=3, **common)  # warm up both
-        results = {"floor": [], "recall": []}
-        # Short slices, floor and recall in turn: a background load that drifts (other
-        # processes on the machine) then weighs on both alike, and each pair is compared.
+        common = {"key": key, "connections": args.connections}
+        for _, port, mode, top in modes:
+            run_wrk(mode=mode, port=port, top=top, seconds=3, **common)  # warm up each
+        results = {name: [] for name, *_ in modes}
+        # Short slices, each mode in turn: a background load that drifts (other processes
+        # on the machine) then weighs on all alike, and each round is compared.
         for _ in range(args.rounds):
-            results["floor"].append(run_wrk(mode="floor", top=max_fact, seconds=args.seconds, **common))
-            results["recall"].append(run_wrk(mode="recall", top=subjects, seconds=args.seconds, **common))
+            for name, port, mode, top in modes:
+                results[name].append(run_wrk(mode=mode, port=port, top=top, seconds=args.seconds, **common))
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
+        for server in (durable, asynchronous):
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=30)
 
     print()
     print(f"{fact_count:,} facts over {subjects:,} subjects; gunicorn {args.workers} sync workers; "
-          f"wrk {args.connections} connections; {args.rounds} alternating slices of {args.seconds} s each; "
+          f"wrk {args.connections} connections; {args.rounds} rounds of {args.seconds} s slices; "
           f"loopback; {os.cpu_count()} CPUs; load average before {load_before}, after {os.getloadavg()[0]:.1f}")
-    print(f"{'':8} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}   (medians over slices; p99: the worst slice)")
+    print(f"{'':21} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}   (medians over slices; p99: the worst slice)")
     summary = {}
-    for mode, runs in results.items():
+    for name, runs in results.items():
         rps = statistics.median(run["rps"] for run in runs)
         p50 = statistics.median(run["p50_us"] for run in runs) / 1000
         p99_median = statistics.median(run["p99_us"] for run in runs) / 1000
         p99 = max(run["p99_us"] for run in runs) / 1000
         errors = sum(run["errors"] + run["non_2xx"] for run in runs)
-        summary[mode] = (rps, p99_median, errors)
-        print(f"{mode:8} {rps:9.0f} {p50:8.2f} {p99:8.2f} {errors:7d}   (median slice p99 {p99_median:.2f})")
-    pair_ratios = [r["rps"] / f["rps"] for f, r in zip(results["floor"], results["recall"])]
-    ratio = statistics.median(pair_ratios)
-    print("recall / floor, slice by slice: " + " ".join(f"{value:.0%}" for value in pair_ratios))
-    print(f"recall / floor throughput (median of slices): {ratio:.0%} (target >= 50%)")
-    print(f"recall p99 (median of slices): {summary['recall'][1]:.1f} ms (target < 25 ms)")
-    ok = ratio >= 0.5 and summary["recall"][1] < 25 and not summary["recall"][2] and not summary["floor"][2]
-    print("targets met" if ok else "TARGETS MISSED")
+        summary[name] = (p99_median, errors)
+        print(f"{name:21} {rps:8.0f} {p50:8.2f} {p99:8.2f} {errors:7d}   (median slice p99 {p99_median:.2f})")
+    print()
+    for name in ("recall", "recall, async commit"):
+        pair_ratios = [r["rps"] / f["rps"] for f, r in zip(results["floor"], results[name])]
+        ratio = statistics.median(pair_ratios)
+        p99, errors = summary[name]
+        ok = ratio >= 0.5 and p99 < 25 and not errors and not summary["floor"][1]
+        print(f"{name}: / floor, round by round: " + " ".join(f"{value:.0%}" for value in pair_ratios))
+        print(f"  throughput / floor (median of rounds) {ratio:.0%} (target >= 50%); "
+              f"p99 (median of slices) {p99:.1f} ms (target < 25 ms): {'met' if ok else 'MISSED'}")
 
 
 if __name__ == "__main__":

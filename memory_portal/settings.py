@@ -235,6 +235,10 @@ MEMORY_STORE_URL = os.environ.get("MEMORY_STORE_URL", "")
 # Seconds a process trusts an API key it already looked up (0: look up every call). A
 # revoked key stops working in every process within this time.
 MEMORY_API_KEY_CACHE_SECONDS = float(os.environ.get("MEMORY_API_KEY_CACHE_SECONDS", "5"))
+# PostgreSQL: commit recall records without waiting for the WAL flush (asynchronous
+# commit). Faster recalls; a crash of the database server may lose the last fraction of a
+# second of recall records (never a fact, never an audit event). Off: every record durable.
+MEMORY_RECALL_ASYNC_COMMIT = env_bool("MEMORY_RECALL_ASYNC_COMMIT", False)
 MEMORY_PORTAL_LINK_MAX_AGE = int(os.environ.get("MEMORY_PORTAL_LINK_MAX_AGE", str(24 * 3600)))
 MEMORY_PUBLIC_BASE_URL = os.environ.get("MEMORY_PUBLIC_BASE_URL", "http://127.0.0.1:8000")
 

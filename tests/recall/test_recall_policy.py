@@ -2,6 +2,7 @@
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from reviews.actors import Actor
@@ -274,3 +275,41 @@ def test_another_tenant_sees_nothing(recall, publish, tenant, other_tenant):
 
     assert result.facts == [] and result.excluded == []
     assert record.tenant == other_tenant
+
+
+def _commit_mode():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('synchronous_commit')")
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="synchronous_commit is PostgreSQL's")
+class TestAsynchronousCommitOfRecallRecords:
+    """MEMORY_RECALL_ASYNC_COMMIT: the record's own transaction skips the WAL flush wait."""
+
+    def test_off_by_default_every_record_is_committed_durably(self, recall, publish, tenant):
+        recall("u1")
+
+        assert _commit_mode() == "on"  # still, inside the test's transaction
+
+    def test_on_it_applies_to_the_records_transaction_and_keeps_the_record_whole(
+        self, recall, publish, tenant, settings
+    ):
+        settings.MEMORY_RECALL_ASYNC_COMMIT = True
+        name = publish(tenant, "u1", field="name", value="Alice")
+
+        record, _ = recall("u1", q="Alice")
+
+        assert _commit_mode() == "off"  # set for the enclosing transaction: here, the test's
+        stored = RecallRecord.objects.get(pk=record.pk)
+        assert stored.facts == [{"id": name.pk, "version": 1}]
+        assert stored.query["q"] == "Alice" and stored.created_at == record.created_at
+
+    @pytest.mark.django_db(transaction=True)
+    def test_on_it_leaves_the_connections_other_commits_durable(self, recall, tenant, settings):
+        settings.MEMORY_RECALL_ASYNC_COMMIT = True
+
+        record, _ = recall("u1")
+
+        assert _commit_mode() == "on"  # the recall was its own transaction, now over
+        assert RecallRecord.objects.filter(pk=record.pk).exists()
