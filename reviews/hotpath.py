@@ -16,13 +16,26 @@ and their errors are Django's.
 """
 from __future__ import annotations
 
+import psycopg
 from django.conf import settings
 from django.db import connection
 from django.db.backends.postgresql.base import ServerBindingCursor
+from psycopg.pq import Format
+
+_TIMESTAMPTZ = psycopg.postgres.types["timestamptz"].oid
+# psycopg's own loader: compiled with psycopg[binary]. Django registers a Python subclass
+# that parses the same text and then sets the connection's time zone; under USE_TZ the
+# session's TimeZone is already UTC, so both give the same instant, in UTC.
+_COMPILED_TIMESTAMPTZ_LOADER = psycopg.adapters.get_loader(_TIMESTAMPTZ, Format.TEXT)
 
 
 class _PreparingCursor(ServerBindingCursor):
     """Server-side binding, and every statement prepared (psycopg caches them by text)."""
+
+    def __init__(self, connection, *args, **kwargs):
+        super().__init__(connection, *args, **kwargs)
+        if settings.USE_TZ:
+            self.adapters.register_loader(_TIMESTAMPTZ, _COMPILED_TIMESTAMPTZ_LOADER)
 
     def execute(self, query, params=None, *, prepare=None, binary=None):
         return super().execute(query, params, prepare=True, binary=binary)
