@@ -672,10 +672,9 @@ def _recall_rows(*, tenant: Tenant, query: RecallQuery, terms: QueryTerms) -> li
     with prepared_cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    return [
-        _RecallRow(*row[:14], _aware(row[14]), _aware(row[15]), row[16], bool(row[17]), float(row[18] or 0.0))
-        for row in rows
-    ]
+    if connection.vendor != "postgresql":  # psycopg already returns aware datetimes
+        rows = [(*row[:14], _aware(row[14]), _aware(row[15]), *row[16:]) for row in rows]
+    return [_RecallRow(*row[:17], bool(row[17]), float(row[18] or 0.0)) for row in rows]
 
 
 def recall_select(
