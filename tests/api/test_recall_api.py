@@ -163,8 +163,13 @@ def test_another_tenants_key_sees_nothing(outsider_client, memory):
     ],
 )
 @pytest.mark.parametrize("facts", [0, 40])
-def test_queries_per_recall_are_constant(recall_client, publish, tenant, django_assert_num_queries, params, facts):
-    """The key, the facts (one query, whatever the data or parameters), the record."""
+@pytest.mark.parametrize("async_commit", [False, True])
+def test_queries_per_recall_are_constant(
+    recall_client, publish, tenant, django_assert_num_queries, settings, params, facts, async_commit
+):
+    """The key, the facts (one query, whatever the data or parameters), the record: in
+    either commit mode (MEMORY_RECALL_ASYNC_COMMIT adds no statement)."""
+    settings.MEMORY_RECALL_ASYNC_COMMIT = async_commit
     for index in range(facts):
         entity = {"entity_type": "project", "entity_id": f"p{index % 7}"} if index % 2 else {}
         publish(tenant, "u1", field="preference" if not entity else "tech_stack", value=f"thing {index}", **entity)
