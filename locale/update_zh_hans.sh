@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Re-extract the project-level catalog (base layout, sign-in, reviewer dashboard, auditor
-# and recall pages, model vocabularies) into locale/zh_Hans and compile the .mo that is
-# committed beside it.
+# and recall pages, export verification, model vocabularies) into locale/zh_Hans and
+# compile the .mo that is committed beside it.
 #
 # The self-service portal keeps its own catalog in reviews/locale; run from the project
 # root, makemessages would route every reviews/*.py string there. So extraction runs on a
@@ -13,7 +13,7 @@ FILES=(
   templates/base.html templates/home.html templates/errors templates/registration templates/reviews
   templates/auditor templates/recall reviews/views/auditor.py reviews/views/recall.py
   reviews/views/reviewer.py reviews/views/stats.py reviews/templatetags/reviewer_tags.py
-  reviews/models/choices.py memory_portal/settings.py
+  reviews/models/choices.py reviews/audit.py reviews/exports.py reviews/services/audit_export.py memory_portal/settings.py
 )
 CATALOG=locale/zh_Hans/LC_MESSAGES/django.po
 work=$(mktemp -d)

@@ -16,6 +16,7 @@ from typing import Iterable, Iterator
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from .middleware import current_request_id
 from .models import AuditChainHead, AuditEvent, AuditPayload
@@ -150,11 +151,11 @@ def verify_events(tenant_id: int, events: Iterable[AuditEvent], payloads: dict |
         count += 1
         problem = None
         if event.seq != expected_seq:
-            problem = f"sequence gap: expected #{expected_seq}"
+            problem = _("sequence gap: expected event #%(seq)s") % {"seq": expected_seq}
         elif event.prev_hash != prev_hash:
-            problem = "previous-hash link does not match the event before it"
+            problem = _("previous-hash link does not match the event before it")
         elif event_hash(prev_hash=prev_hash, event=event) != event.hash:
-            problem = "content does not match its hash"
+            problem = _("content does not match its hash")
         elif payloads is not None and event.pk in payloads:
             payload = payloads[event.pk]
             if (
@@ -162,7 +163,7 @@ def verify_events(tenant_id: int, events: Iterable[AuditEvent], payloads: dict |
                 or keyed_digest(payload.after) != event.after_digest
                 or keyed_digest(payload.reason) != event.reason_digest
             ):
-                problem = "stored values do not match their digests"
+                problem = _("stored values do not match their digests")
         if problem:
             return VerifyResult(tenant_id, count, prev_hash, Break(tenant_id, event.seq, event.pk, problem))
         prev_hash, expected_seq = event.hash, expected_seq + 1

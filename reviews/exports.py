@@ -27,6 +27,7 @@ from typing import IO, Iterable, Iterator
 from django.db.models import Max, Min, Q, QuerySet
 from django.http import StreamingHttpResponse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from .audit import GENESIS_HASH, event_hash
 from .models import AuditChainHead, AuditEvent, ExportFormat, Tenant
@@ -116,7 +117,7 @@ class ExportFilters:
         if self.user_id:
             condition &= Q(subject_user_id=self.user_id)
         if self.object:
-            object_type, _, object_id = self.object.partition(":")
+            object_type, _colon, object_id = self.object.partition(":")
             condition &= Q(object_type=object_type)
             if object_id:
                 condition &= Q(object_id=object_id)
@@ -363,9 +364,14 @@ class RowProblem:
 
     def __str__(self) -> str:
         if not self.line:
-            return f"file: {self.problem}"
-        where = f"line {self.line}" + (f" (event #{self.seq})" if self.seq is not None else "")
-        return f"{where}: {self.problem}"
+            return _("file: %(problem)s") % {"problem": self.problem}
+        if self.seq is None:
+            return _("line %(line)s: %(problem)s") % {"line": self.line, "problem": self.problem}
+        return _("line %(line)s (event #%(seq)s): %(problem)s") % {
+            "line": self.line,
+            "seq": self.seq,
+            "problem": self.problem,
+        }
 
 
 @dataclass
@@ -450,24 +456,24 @@ def _row_problem(row: dict, *, check_values: bool) -> str | None:
         event = event_from_row(row)
         expected = event_hash(prev_hash=row["prev_hash"], event=event)
     except (KeyError, TypeError, ValueError):
-        return "row is missing columns or has malformed ones"
+        return _("row is missing columns or has malformed ones")
     if expected != row["hash"]:
-        return "content does not match its hash"
+        return _("content does not match its hash")
     if check_values and not row.get("erased"):
         if (
             keyed_digest(row.get("before")) != row["before_digest"]
             or keyed_digest(row.get("after")) != row["after_digest"]
             or keyed_digest(row.get("reason") or "") != row["reason_digest"]
         ):
-            return "values do not match their digests"
+            return _("values do not match their digests")
     return None
 
 
 def _link_problem(previous: dict, row: dict) -> str | None:
     if row.get("seq") != previous.get("seq", 0) + 1:
-        return f"sequence gap: expected event #{previous.get('seq', 0) + 1}"
+        return _("sequence gap: expected event #%(seq)s") % {"seq": previous.get("seq", 0) + 1}
     if row.get("prev_hash") != previous.get("hash"):
-        return "previous-hash link does not match the row before it"
+        return _("previous-hash link does not match the row before it")
     return None
 
 
@@ -503,12 +509,12 @@ def verify_export_file(
             file_manifest = found_manifest
             continue
         if file_manifest is not None:
-            note(row_problems, line, None, "content after the manifest")
+            note(row_problems, line, None, _("content after the manifest"))
         digest.update(raw)
         if row is _HEADER:
             continue
         if row is None:
-            note(row_problems, line, None, "not a valid export row")
+            note(row_problems, line, None, _("not a valid export row"))
             previous = None
             continue
         result.rows += 1
@@ -527,7 +533,7 @@ def verify_export_file(
     manifest = result.manifest = manifest or file_manifest
     problems = row_problems
     if manifest is None:
-        problems.append(RowProblem(0, None, "no manifest: the file's completeness cannot be checked"))
+        problems.append(RowProblem(0, None, _("no manifest: the file's completeness cannot be checked")))
     else:
         if manifest.get("contiguous"):
             problems += link_problems
@@ -535,7 +541,7 @@ def verify_export_file(
                 first.get("seq") != 1 or first.get("prev_hash") != GENESIS_HASH
             ):
                 problems.append(
-                    RowProblem(first_line, first.get("seq"), "the export does not start at the first event")
+                    RowProblem(first_line, first.get("seq"), _("the export does not start at the first event"))
                 )
         problems += _manifest_problems(manifest, result, digest.hexdigest())
     result.problems = sorted(problems, key=lambda p: (p.line == 0, p.line))[:max_problems]
@@ -545,10 +551,13 @@ def verify_export_file(
 def _manifest_problems(manifest: dict, result: FileVerifyResult, sha256: str) -> list[RowProblem]:
     problems = []
     if manifest.get("rows") != result.rows:
-        counted = f"the manifest counts {manifest.get('rows')} rows, the file has {result.rows}"
+        counted = _("the manifest counts %(manifest)s rows, the file has %(file)s") % {
+            "manifest": manifest.get("rows"),
+            "file": result.rows,
+        }
         problems.append(RowProblem(0, None, counted))
     if manifest.get("sha256") != sha256:
-        problems.append(RowProblem(0, None, "the file's content does not match the manifest's SHA-256"))
+        problems.append(RowProblem(0, None, _("the file's content does not match the manifest's SHA-256")))
     head = manifest.get("chain_head") or {}
     if (
         manifest.get("contiguous")
@@ -556,5 +565,5 @@ def _manifest_problems(manifest: dict, result: FileVerifyResult, sha256: str) ->
         and manifest.get("last_seq") == head.get("seq")
         and result.last_hash != head.get("hash")
     ):
-        problems.append(RowProblem(0, None, "the last row is not the chain head the manifest names"))
+        problems.append(RowProblem(0, None, _("the last row is not the chain head the manifest names")))
     return problems

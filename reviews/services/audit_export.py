@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from .. import audit
 from ..actors import Actor
@@ -185,7 +186,7 @@ def audit_export_run(*, export_id: int) -> AuditExport | None:
 
 
 def _actor_of(job: AuditExport) -> Actor:
-    kind, _, ident = job.requested_by.partition(":")
+    kind, _colon, ident = job.requested_by.partition(":")
     return Actor(kind, ident)
 
 
@@ -240,14 +241,14 @@ def audit_file_verify(
     manifest = result.manifest or {}
     tenant_id = manifest.get("tenant_id")
     if tenant is not None and tenant_id != tenant.pk:
-        result.problems.insert(0, RowProblem(0, None, "the file is not an export of this tenant"))
+        result.problems.insert(0, RowProblem(0, None, _("the file is not an export of this tenant")))
         return result
     head = manifest.get("chain_head") or {}
     if tenant_id is None or not head.get("seq"):
         return result
     stored = AuditEvent.objects.filter(tenant_id=tenant_id, seq=head["seq"]).values_list("hash", flat=True).first()
     if stored is None:
-        result.problems.append(RowProblem(0, None, "this database has no event at the chain head the manifest names"))
+        result.problems.append(RowProblem(0, None, _("this database has no event at the chain head the manifest names")))
     elif stored != head.get("hash"):
-        result.problems.append(RowProblem(0, None, "the chain head in the manifest does not match this database"))
+        result.problems.append(RowProblem(0, None, _("the chain head in the manifest does not match this database")))
     return result

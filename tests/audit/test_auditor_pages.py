@@ -1,6 +1,7 @@
 """Auditor pages: export now, export in the background with progress and a download, verify."""
 import io
 import json
+import re
 
 import pytest
 from django.db import connection
@@ -144,6 +145,21 @@ def test_verify_names_the_tampered_row_of_an_uploaded_file(as_user, auditor, mem
     good = io.BytesIO(data)
     good.name = "audit.jsonl"
     assert b'data-result="ok"' in as_user(auditor).post("/audit/verify/", {"check": "file", "file": good}).content
+
+
+def test_verify_names_the_problems_in_the_auditors_language(as_user, auditor, memory, tenant):
+    upload = io.BytesIO(export_bytes(tenant).replace(NAME.encode(), b"Mallory", 1))
+    upload.name = "audit.jsonl"
+
+    html = (
+        as_user(auditor)
+        .post("/audit/verify/", {"check": "file", "file": upload}, HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9")
+        .content.decode()
+    )
+
+    assert 'data-result="broken"' in html
+    assert re.search(r"第 \d+ 行（事件 #\d+）：取值与其摘要不符", html)
+    assert "values do not match" not in html
 
 
 def test_a_file_of_another_tenant_is_refused(as_user, auditor, memory, other_tenant):
