@@ -55,8 +55,9 @@ def _insert(record: RecallRecord) -> None:
     With ``MEMORY_RECALL_ASYNC_COMMIT`` the statement itself turns off
     ``synchronous_commit`` for its own transaction (``set_config(..., true)`` in a CTE),
     so the commit does not wait for the WAL flush and no extra round trip is spent on a
-    ``SET``. Only this INSERT's commit is affected: a recall runs in no transaction of
-    its own (autocommit), so the statement is its whole transaction.
+    ``SET``. That is done only in autocommit, where the statement is its whole
+    transaction: inside an atomic block it would also weaken every other write of that
+    transaction, so there the record is committed durably with the rest.
     """
     columns = ("tenant_id", "user_id", "caller", "query", "facts", "created_at")
     values = [
@@ -68,7 +69,7 @@ def _insert(record: RecallRecord) -> None:
         connection.ops.adapt_datetimefield_value(record.created_at),
     ]
     table = RecallRecord._meta.db_table
-    if settings.MEMORY_RECALL_ASYNC_COMMIT and connection.vendor == "postgresql":
+    if settings.MEMORY_RECALL_ASYNC_COMMIT and connection.vendor == "postgresql" and not connection.in_atomic_block:
         sql = (
             "WITH commit_mode AS (SELECT set_config('synchronous_commit', 'off', true)) "
             # Typed: unlike VALUES, a SELECT list does not take its types from the columns.

@@ -1,8 +1,9 @@
 """Every rule of SPEC §5's recall policy, through the recall service."""
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from reviews.actors import Actor
@@ -283,33 +284,53 @@ def _commit_mode():
         return cursor.fetchone()[0]
 
 
+ASYNC_INSERT = "set_config('synchronous_commit', 'off', true)"
+
+
+@contextmanager
+def statements():
+    """The SQL text of every statement run (prepared ones included), as sent."""
+    sent = []
+
+    def record(execute, sql, params, many, context):
+        sent.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        yield sent
+
+
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="synchronous_commit is PostgreSQL's")
 class TestAsynchronousCommitOfRecallRecords:
     """MEMORY_RECALL_ASYNC_COMMIT: the record's own transaction skips the WAL flush wait."""
 
-    def test_off_by_default_every_record_is_committed_durably(self, recall, publish, tenant):
-        recall("u1")
+    @pytest.mark.django_db(transaction=True)
+    def test_off_by_default_every_record_is_committed_durably(self, recall):
+        with statements() as sent:
+            recall("u1")
 
-        assert _commit_mode() == "on"  # still, inside the test's transaction
+        assert not any(ASYNC_INSERT in sql for sql in sent)
 
-    def test_on_it_applies_to_the_records_transaction_and_keeps_the_record_whole(
-        self, recall, publish, tenant, settings
-    ):
+    @pytest.mark.django_db(transaction=True)
+    def test_on_only_the_records_own_transaction_skips_the_flush(self, recall, publish, tenant, settings):
         settings.MEMORY_RECALL_ASYNC_COMMIT = True
         name = publish(tenant, "u1", field="name", value="Alice")
 
-        record, _ = recall("u1", q="Alice")
+        with statements() as sent:
+            record, _ = recall("u1", q="Alice")
 
-        assert _commit_mode() == "off"  # set for the enclosing transaction: here, the test's
+        [insert] = [sql for sql in sent if "INSERT INTO" in sql]
+        assert ASYNC_INSERT in insert
+        assert _commit_mode() == "on"  # local to the INSERT's transaction, now over
         stored = RecallRecord.objects.get(pk=record.pk)
         assert stored.facts == [{"id": name.pk, "version": 1}]
         assert stored.query["q"] == "Alice" and stored.created_at == record.created_at
 
-    @pytest.mark.django_db(transaction=True)
-    def test_on_it_leaves_the_connections_other_commits_durable(self, recall, tenant, settings):
+    def test_on_inside_a_transaction_the_record_commits_with_it_durably(self, recall, tenant, settings):
         settings.MEMORY_RECALL_ASYNC_COMMIT = True
 
-        record, _ = recall("u1")
+        with transaction.atomic():
+            record, _ = recall("u1")
+            assert _commit_mode() == "on"  # the enclosing transaction's other writes keep it
 
-        assert _commit_mode() == "on"  # the recall was its own transaction, now over
         assert RecallRecord.objects.filter(pk=record.pk).exists()
