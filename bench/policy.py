@@ -21,6 +21,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_portal.settings")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/memory_portal_bench")
+# DEBUG off, as in production (no query log); its key must then be set: the bench's own.
+os.environ["DJANGO_DEBUG"] = "0"
+os.environ.setdefault("DJANGO_SECRET_KEY", "bench-policy-secret-key-not-for-production")
 
 from bench.common import ensure_database, publish_tasks_to  # noqa: E402 - after the path is set
 
