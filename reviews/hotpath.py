@@ -30,7 +30,8 @@ _COMPILED_TIMESTAMPTZ_LOADER = psycopg.adapters.get_loader(_TIMESTAMPTZ, Format.
 
 
 class _PreparingCursor(ServerBindingCursor):
-    """Server-side binding, and every statement prepared (psycopg caches them by text)."""
+    """Server-side binding, every statement prepared (psycopg caches them by text), and
+    timestamps parsed by psycopg's compiled loader (a recall's rows carry two each)."""
 
     def __init__(self, connection, *args, **kwargs):
         super().__init__(connection, *args, **kwargs)

@@ -28,6 +28,7 @@ class ApiKeyRateThrottle(SimpleRateThrottle):
     """
 
     scope = "api_key"
+    retry_after: float | None = None  # seconds left in the window, once refused
 
     def allow_request(self, request, view):
         if self.rate is None or request.auth is None:
