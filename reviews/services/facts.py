@@ -80,6 +80,18 @@ def expiry_for(*, rule: FieldRule, tenant: Tenant, now, keep: bool):
     return now + timedelta(days=days) if days else None
 
 
+# A fact re-extracted from every conversation would otherwise gain an entry per mention,
+# each merge rewriting the whole list. The first entry (where the fact came from) and the
+# latest ones are kept; the rest stay on record elsewhere: each merged candidate points
+# at its fact, and each merge is an audit event.
+PROVENANCE_KEPT = 20
+
+
+def _with_provenance(provenance: list, entry: dict) -> list:
+    kept = [*provenance, entry]
+    return kept if len(kept) <= PROVENANCE_KEPT else [kept[0], *kept[-(PROVENANCE_KEPT - 1) :]]
+
+
 def _provenance_entry(candidate: Candidate, now) -> dict:
     return {
         "source": candidate.source,
@@ -104,7 +116,8 @@ def fact_publish(
     """Publish ``value`` for the candidate's slot; returns (fact, merged).
 
     1. Find the active fact(s) of the slot (same subject, entity, field and thread).
-    2. Same normalised value: merge (confidence = max, provenance grows, no new version).
+    2. Same normalised value: merge (confidence = max, the source added to the provenance,
+       no new version).
     3. A `one` field with another value: a new version of the same fact row.
     4. Otherwise: a new fact (for `many` fields, one row per distinct value).
     """
@@ -121,7 +134,7 @@ def fact_publish(
     if same is not None:
         before = {"confidence": same.confidence, "sources": len(same.provenance)}
         same.confidence = max(same.confidence, candidate.confidence)
-        same.provenance = [*same.provenance, _provenance_entry(candidate, now)]
+        same.provenance = _with_provenance(same.provenance, _provenance_entry(candidate, now))
         same.updated_at = now
         same.save(update_fields=["confidence", "provenance", "updated_at"])
         events.append(
@@ -341,7 +354,9 @@ def fact_edit(
     fact.confidence = 1.0
     fact.version += 1
     fact.approved_by = str(actor)
-    fact.provenance = [*fact.provenance, {"source": actor.source, "actor": str(actor), "at": now.isoformat()}]
+    fact.provenance = _with_provenance(
+        fact.provenance, {"source": actor.source, "actor": str(actor), "at": now.isoformat()}
+    )
     fact.updated_at = now
     fact.save()
     FactVersion.objects.create(

@@ -5,6 +5,7 @@ from django.db import IntegrityError, transaction
 from reviews.actors import Actor
 from reviews.models import AuditEvent, AuditPayload, Candidate, Fact, FactVersion, Source
 from reviews.services.candidates import candidate_reject
+from reviews.services.facts import PROVENANCE_KEPT
 from tests.conftest import candidate
 
 
@@ -73,6 +74,20 @@ def test_duplicate_merges_without_a_new_version(tenant, submit):
     assert [p["source_message_id"] for p in fact.provenance] == ["", "m-2"]
     assert FactVersion.objects.filter(fact=fact).count() == 1
     assert "fact.merged" in actions(tenant, "fact")
+
+
+def test_a_fact_merged_again_and_again_keeps_its_origin_and_latest_sources(tenant, submit):
+    [first] = submit(tenant, "alice", candidate(value="Alice", confidence=0.96, source_message_id="m-0"))
+    merges = PROVENANCE_KEPT + 5
+    for index in range(1, merges + 1):
+        submit(tenant, "alice", candidate(value="Alice", confidence=0.96, source_message_id=f"m-{index}"))
+
+    fact = Fact.objects.get(pk=first.fact_id)
+    kept = [entry["source_message_id"] for entry in fact.provenance]
+    assert kept == ["m-0", *(f"m-{index}" for index in range(merges - PROVENANCE_KEPT + 2, merges + 1))]
+    # Nothing is lost: every merged candidate names the fact, every merge is audited.
+    assert Candidate.objects.filter(tenant=tenant, fact=fact, status="merged").count() == merges
+    assert actions(tenant, "fact").count("fact.merged") == merges
 
 
 def test_rejected_value_comes_back_suppressed_and_only_a_digest_is_kept(tenant, submit, reviewer):
