@@ -123,13 +123,7 @@ def fact_publish(
     """
     now = now or timezone.now()
     digest = value_digest(value)
-    slot = Fact.objects.select_for_update().filter(
-        subject=subject,
-        entity_id=candidate.entity_id,
-        field=candidate.field,
-        thread_id=candidate.thread_id,
-        status=FactStatus.ACTIVE,
-    )
+    slot = _slot_facts(candidate, subject).filter(status=FactStatus.ACTIVE)
     same = next((f for f in slot if f.value_digest == digest), None)
     if same is not None:
         before = {"confidence": same.confidence, "sources": len(same.provenance)}
@@ -236,17 +230,13 @@ def _withdrawn_by_contest(*, candidate: Candidate, subject: Subject) -> Fact | N
     and in the candidate's slot (a reviewer may have edited the value, not the slot)."""
     if CandidateFlag.CONTESTED not in (candidate.flags or []) or candidate.conflict_fact_id is None:
         return None
-    return (
-        Fact.objects.select_for_update()
-        .filter(
-            pk=candidate.conflict_fact_id,
-            subject=subject,
-            entity_id=candidate.entity_id,
-            field=candidate.field,
-            thread_id=candidate.thread_id,
-            status=FactStatus.DELETED,
-        )
-        .first()
+    return _slot_facts(candidate, subject).filter(pk=candidate.conflict_fact_id, status=FactStatus.DELETED).first()
+
+
+def _slot_facts(candidate: Candidate, subject: Subject):
+    """The facts of the candidate's slot (subject, entity, field, thread), locked."""
+    return Fact.objects.select_for_update().filter(
+        subject=subject, entity_id=candidate.entity_id, field=candidate.field, thread_id=candidate.thread_id
     )
 
 
