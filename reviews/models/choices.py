@@ -83,6 +83,7 @@ class CandidateFlag:
 
     NEW_ENTITY = "new_entity"  # its entity was created by extraction and nobody has seen it
     CONTESTED = "contested"  # the subject sent a reviewer-approved fact back to review
+    SECRET_MASKED = "secret_masked"  # a credential was cut out of its value or evidence
 
 
 class Reason(models.TextChoices):

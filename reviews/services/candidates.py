@@ -168,7 +168,7 @@ def candidates_submit(
             _remember_publication(active, slot, rule, ActiveFact(_placeholder(index), digest, source))
         flags = []
         if value_mask.found or evidence_mask.found:
-            flags.append("secret_masked")
+            flags.append(CandidateFlag.SECRET_MASKED)
         if entity is not None and entity.is_new:
             flags.append(CandidateFlag.NEW_ENTITY)
         decided = decision.status not in OPEN
