@@ -1,16 +1,59 @@
-"""Who acted: the actor string every audit event and decision records (SPEC §6)."""
+"""Who acted: the actor every audit event and decision records (SPEC §6).
+
+An :class:`Actor` is a value: a kind and an id. It becomes the stored string
+(``reviewer:3``, ``subject:user-42``, ``policy``) through ``str()`` and is read back
+through :meth:`Actor.parse`; nothing else spells or splits that format.
+"""
+from __future__ import annotations
+
 from dataclasses import dataclass
 
-from .models import Source
+from django.db.models import Q
+
+from .models import ActorKind, Source
+
+_SEPARATOR = ":"
 
 
 @dataclass(frozen=True)
 class Actor:
-    kind: str  # reviewer | subject | policy | system | api_key
+    kind: ActorKind
     id: str = ""
 
+    def __post_init__(self):
+        object.__setattr__(self, "kind", ActorKind(self.kind))
+
     def __str__(self) -> str:
-        return f"{self.kind}:{self.id}" if self.id else self.kind
+        kind = self.kind.value
+        return f"{kind}{_SEPARATOR}{self.id}" if self.id else kind
+
+    @classmethod
+    def parse(cls, text: str | None) -> Actor | None:
+        """The actor a stored string names, or None for an empty or unknown one."""
+        kind, _sep, ident = (text or "").partition(_SEPARATOR)
+        if kind not in ActorKind.values:
+            return None
+        return cls(ActorKind(kind), ident)
+
+    @staticmethod
+    def of_kind(kind: ActorKind, field: str = "actor") -> Q:
+        """A filter for rows whose ``field`` names an actor of ``kind`` (any id)."""
+        return Q(**{f"{field}__startswith": f"{ActorKind(kind).value}{_SEPARATOR}"})
+
+    @property
+    def staff_id(self) -> int | None:
+        """The user id of the staff member this actor is, or None for anyone else."""
+        if self.kind == ActorKind.REVIEWER and self.id.isdigit():
+            return int(self.id)
+        return None
+
+    @property
+    def is_subject(self) -> bool:
+        return self.kind == ActorKind.SUBJECT
+
+    @property
+    def is_reviewer(self) -> bool:
+        return self.kind == ActorKind.REVIEWER
 
     @property
     def source(self) -> str:
@@ -19,20 +62,20 @@ class Actor:
         Only people (and the review API acting for them) write values by hand: the
         subject's own words are `self_service`, everyone else's edits are `reviewer`'s.
         """
-        return Source.SELF_SERVICE if self.kind == "subject" else Source.REVIEWER
+        return Source.SELF_SERVICE if self.is_subject else Source.REVIEWER
 
     @classmethod
-    def reviewer(cls, user) -> "Actor":
-        return cls("reviewer", str(user.pk))
+    def reviewer(cls, user) -> Actor:
+        return cls(ActorKind.REVIEWER, str(user.pk))
 
     @classmethod
-    def subject(cls, user_id: str) -> "Actor":
-        return cls("subject", user_id)
+    def subject(cls, user_id: str) -> Actor:
+        return cls(ActorKind.SUBJECT, user_id)
 
     @classmethod
-    def api_key(cls, key) -> "Actor":
-        return cls("api_key", key.prefix)
+    def api_key(cls, key) -> Actor:
+        return cls(ActorKind.API_KEY, key.prefix)
 
 
-POLICY = Actor("policy")
-SYSTEM = Actor("system")
+POLICY = Actor(ActorKind.POLICY)
+SYSTEM = Actor(ActorKind.SYSTEM)

@@ -26,8 +26,18 @@ from langchain_classic.memory.entity import BaseEntityStore
 from pydantic import ConfigDict
 
 from .actors import Actor
-from .models import Candidate, Entity, EntityAlias, Kind, MemoryScope, Reason, Source, Subject
-from .models.choices import OPEN_CANDIDATE_STATUSES
+from .models import (
+    OPEN_CANDIDATE_STATUSES,
+    ActorKind,
+    Candidate,
+    Entity,
+    EntityAlias,
+    Kind,
+    MemoryScope,
+    Reason,
+    Source,
+    Subject,
+)
 from .normalize import normalize_text, slugify_entity_id
 from .publication import projected_facts
 from .services.candidates import CandidateInput, candidates_submit
@@ -35,7 +45,7 @@ from .services.candidates import CandidateInput, candidates_submit
 logger = logging.getLogger(__name__)
 
 LEGACY_EXTRACTOR = "legacy-entity-store"
-LEGACY_ACTOR = Actor("system", LEGACY_EXTRACTOR)
+LEGACY_ACTOR = Actor(ActorKind.SYSTEM, LEGACY_EXTRACTOR)
 
 
 class GovernedEntityStore(BaseEntityStore):

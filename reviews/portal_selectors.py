@@ -12,8 +12,11 @@ from datetime import datetime
 from django.db.models import Count, Max, Min, Q
 from django.utils.translation import gettext_lazy as _
 
+from .actors import Actor
 from .errors import NotFound
 from .models import (
+    OPEN_CANDIDATE_STATUSES,
+    ActorKind,
     Candidate,
     CandidateFlag,
     CandidateStatus,
@@ -96,10 +99,10 @@ def entity_label(entity: Entity | None, entity_type: str = "", entity_id: str = 
 
 def decided_by(actor: str, user_id: str) -> str:
     """Who made a decision, as the subject should read it: you, our team, automatic."""
-    if actor == f"subject:{user_id}":
+    who = Actor.parse(actor)
+    if who == Actor.subject(user_id):
         return "you"
-    kind = (actor or "").split(":", 1)[0]
-    return {"reviewer": "team", "policy": "automatic"}.get(kind, "system")
+    return {ActorKind.REVIEWER: "team", ActorKind.POLICY: "automatic"}.get(who.kind if who else None, "system")
 
 
 @dataclass
@@ -130,7 +133,8 @@ class MemoryItem:
 
     @property
     def can_contest(self) -> bool:
-        return self.fact.approved_by.startswith("reviewer:")
+        approver = Actor.parse(self.fact.approved_by)
+        return approver is not None and approver.is_reviewer
 
     @property
     def source(self) -> str:
@@ -284,7 +288,7 @@ def subject_waiting(subject: Subject) -> Waiting:
     rows = [
         c
         for c in _open_candidates(subject).filter(
-            status__in=(CandidateStatus.PENDING_USER, CandidateStatus.PENDING_REVIEW)
+            status__in=OPEN_CANDIDATE_STATUSES
         )
         if c.status == CandidateStatus.PENDING_USER or _is_conflict(c) or _is_contest(c)
     ]

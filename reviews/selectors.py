@@ -12,9 +12,13 @@ from django.db.models import Count, F, Q, QuerySet, Window
 from django.db.models.functions import Lag, Lead, TruncDate
 from django.utils import timezone
 
+from .actors import Actor
 from .errors import InvalidInput
 from .hotpath import prepared_cursor
 from .models import (
+    OPEN_CANDIDATE_STATUSES,
+    ActorKind,
+    AuditAction,
     AuditEvent,
     Candidate,
     CandidateFlag,
@@ -27,6 +31,7 @@ from .models import (
     Sensitivity,
     Tenant,
 )
+from .models.choices import REVIEW_DECISION_ACTIONS
 from .normalize import normalize_value
 from .policy import RELATION_PREFIX
 from .schema import TenantSchema
@@ -45,7 +50,7 @@ QUEUE_STATUS_OPEN = "open"
 QUEUE_STATUS_ALL = "all"
 QUEUE_PHASES = {
     **{status: (status,) for status in CandidateStatus.values},
-    QUEUE_STATUS_OPEN: (CandidateStatus.PENDING_REVIEW, CandidateStatus.PENDING_USER),
+    QUEUE_STATUS_OPEN: OPEN_CANDIDATE_STATUSES,
     # pending_review first, then what waits for the subject, then every decided status.
     QUEUE_STATUS_ALL: tuple(CandidateStatus.values),
 }
@@ -309,15 +314,9 @@ def _conversations(tenant: Tenant, candidates: list[Candidate]) -> dict[tuple[in
 
 def actor_names(actors) -> dict[str, str]:
     """Readable names for actor strings; reviewers by username (one query for all)."""
-    reviewer_ids = {a.split(":", 1)[1] for a in actors if a and a.startswith("reviewer:")}
-    usernames = dict(
-        get_user_model().objects.filter(pk__in=[i for i in reviewer_ids if i.isdigit()]).values_list("pk", "username")
-    )
-    names = {}
-    for actor in actors:
-        kind, _, ident = (actor or "").partition(":")
-        names[actor] = usernames.get(int(ident), actor) if kind == "reviewer" and ident.isdigit() else actor
-    return names
+    staff_ids = {actor: who.staff_id for actor in actors if (who := Actor.parse(actor)) and who.staff_id}
+    usernames = dict(get_user_model().objects.filter(pk__in=staff_ids.values()).values_list("pk", "username"))
+    return {actor: usernames.get(staff_ids.get(actor), actor) for actor in actors}
 
 
 def review_queue_items(*, tenant: Tenant, candidates: list[Candidate]) -> list[QueueItem]:
@@ -370,14 +369,8 @@ def review_queue_items(*, tenant: Tenant, candidates: list[Candidate]) -> list[Q
 #
 # Numbers for the stats page, derived from the candidates and the audit trail only.
 
-REVIEW_DECISION_ACTIONS = {
-    "candidate.approved": "approved",
-    "candidate.edited_approved": "edited",
-    "candidate.rejected": "rejected",
-    "candidate.deferred": "deferred",
-}
 # People deciding in the queue: reviewers on the dashboard, and callers of the review API.
-_REVIEW_ACTORS = Q(actor__startswith="reviewer:") | Q(actor__startswith="api_key:")
+_REVIEW_ACTORS = Actor.of_kind(ActorKind.REVIEWER) | Actor.of_kind(ActorKind.API_KEY)
 
 
 def _last_days(days: int, now: datetime) -> list[tuple[date, datetime]]:
@@ -456,7 +449,7 @@ def extractor_quality(*, tenant: Tenant) -> list[ExtractorQuality]:
             approved=Count("pk", filter=kept & ~edited),
             edited=Count("pk", filter=kept & edited),
             rejected=Count("pk", filter=Q(status=CandidateStatus.REJECTED)),
-            waiting=Count("pk", filter=Q(status__in=(CandidateStatus.PENDING_REVIEW, CandidateStatus.PENDING_USER))),
+            waiting=Count("pk", filter=Q(status__in=OPEN_CANDIDATE_STATUSES)),
         )
         .order_by("extractor", "prompt_version")
     )
@@ -468,7 +461,7 @@ def decisions_per_reviewer(*, tenant: Tenant, days: int = 30, now: datetime | No
     since = (now or timezone.now()) - timedelta(days=days)
     rows = (
         AuditEvent.objects.filter(
-            tenant_id=tenant.pk, created_at__gte=since, action__in=REVIEW_DECISION_ACTIONS, actor__startswith="reviewer:"
+            Actor.of_kind(ActorKind.REVIEWER), tenant_id=tenant.pk, created_at__gte=since, action__in=REVIEW_DECISION_ACTIONS
         )
         .values("actor", "action")
         .annotate(n=Count("pk"))
@@ -507,9 +500,9 @@ def reviewer_agreement(*, tenant: Tenant, days: int = 90, now: datetime | None =
     since = (now or timezone.now()) - timedelta(days=days)
     rows = (
         Candidate.objects.filter(
+            Actor.of_kind(ActorKind.REVIEWER, field="decided_by"),
             tenant=tenant,
             decided_at__gte=since,
-            decided_by__startswith="reviewer:",
             status__in=(CandidateStatus.APPROVED, CandidateStatus.REJECTED),
         )
         .order_by("decided_at")

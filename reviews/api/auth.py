@@ -2,6 +2,7 @@
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 
+from ..actors import Actor
 from ..services.tenants import api_key_authenticate
 
 
@@ -17,7 +18,7 @@ class ApiKeyPrincipal:
 
     @property
     def pk(self):
-        return f"api_key:{self.key.prefix}"
+        return str(Actor.api_key(self.key))
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):

@@ -1,5 +1,8 @@
 from .audit import AuditChainHead, AuditEvent, AuditPayload
 from .choices import (
+    OPEN_CANDIDATE_STATUSES,
+    ActorKind,
+    AuditAction,
     CandidateFlag,
     CandidateStatus,
     Cardinality,
@@ -20,7 +23,10 @@ from .portal import PortalLink
 from .tenancy import ApiKey, FieldDefinition, Membership, Subject, Tenant
 
 __all__ = [
+    "OPEN_CANDIDATE_STATUSES",
     "ApiKey",
+    "ActorKind",
+    "AuditAction",
     "AuditChainHead",
     "AuditEvent",
     "AuditExport",

@@ -119,6 +119,89 @@ class FactStatus(models.TextChoices):
     EXPIRED = "expired", _("expired")
 
 
+class ActorKind(models.TextChoices):
+    """Who acted (SPEC §6); an actor is a kind and, for most kinds, an id (``reviews.actors.Actor``)."""
+
+    REVIEWER = "reviewer"  # a member of the tenant's staff, by user id (any role)
+    SUBJECT = "subject"  # the end user, by their user_id
+    POLICY = "policy"  # the deterministic pipeline of SPEC §3
+    SYSTEM = "system"  # background work and commands
+    API_KEY = "api_key"  # a caller of the HTTP API, by key prefix
+
+
+class AuditAction(models.TextChoices):
+    """Every action an audit event can record (SPEC §6): one closed vocabulary.
+
+    Writers pass a member, stats and erasure match on members; the README lists them all.
+    """
+
+    TENANT_CREATED = "tenant.created"
+    API_KEY_CREATED = "api_key.created"
+    STAFF_CREATED = "staff.created"
+    MESSAGES_INGESTED = "messages.ingested"
+    MESSAGE_EXTRACTED = "message.extracted"
+    MESSAGE_EXTRACTION_FAILED = "message.extraction_failed"
+    MESSAGE_EXTRACTION_RERUN = "message.extraction_rerun"
+    MESSAGES_EXPIRED = "messages.expired"
+    CANDIDATE_SUBMITTED = "candidate.submitted"
+    POLICY_PENDING_REVIEW = "policy.pending_review"
+    POLICY_PENDING_USER = "policy.pending_user"
+    POLICY_AUTO_APPROVED = "policy.auto_approved"
+    POLICY_REJECTED = "policy.rejected"
+    POLICY_MERGED = "policy.merged"
+    CANDIDATE_APPROVED = "candidate.approved"
+    CANDIDATE_EDITED_APPROVED = "candidate.edited_approved"
+    CANDIDATE_REJECTED = "candidate.rejected"
+    CANDIDATE_DEFERRED = "candidate.deferred"
+    CANDIDATE_SUPERSEDED = "candidate.superseded"
+    CANDIDATE_WITHDRAWN = "candidate.withdrawn"
+    CANDIDATES_BULK_APPROVE = "candidates.bulk_approve"
+    CANDIDATES_BULK_REJECT = "candidates.bulk_reject"
+    FACT_CREATED = "fact.created"
+    FACT_UPDATED = "fact.updated"
+    FACT_MERGED = "fact.merged"
+    FACT_EDITED = "fact.edited"
+    FACT_CONTESTED = "fact.contested"
+    FACT_REINSTATED = "fact.reinstated"
+    FACT_DELETED = "fact.deleted"
+    FACT_EXPIRED = "fact.expired"
+    ENTITY_MERGED = "entity.merged"
+    MEMORY_DELETED = "memory.deleted"
+    MEMORY_EXPIRED = "memory.expired"
+    SUBJECT_ERASED = "subject.erased"
+    SUBJECT_EXPORTED = "subject.exported"
+    SUBJECT_COLLECTION_PAUSED = "subject.collection_paused"
+    SUBJECT_COLLECTION_RESUMED = "subject.collection_resumed"
+    PORTAL_LINK_CREATED = "portal_link.created"
+    PORTAL_LINK_REDEEMED = "portal_link.redeemed"
+    PORTAL_LINK_REFUSED = "portal_link.refused"
+    AUDIT_EXPORT_REQUESTED = "audit.export_requested"
+    AUDIT_EXPORTED = "audit.exported"
+
+    @classmethod
+    def policy_outcome(cls, status: str) -> "AuditAction":
+        """The event for the status the policy gave a candidate on arrival (SPEC §3)."""
+        return cls(f"policy.{status}")
+
+    @classmethod
+    def bulk_decision(cls, decision: str) -> "AuditAction":
+        """The summary event of a bulk decision (``approve`` or ``reject``)."""
+        return cls(f"candidates.bulk_{decision}")
+
+
+# Reviewers' decisions in the queue, by the kind the stats count them as.
+REVIEW_DECISION_ACTIONS = {
+    AuditAction.CANDIDATE_APPROVED: "approved",
+    AuditAction.CANDIDATE_EDITED_APPROVED: "edited",
+    AuditAction.CANDIDATE_REJECTED: "rejected",
+    AuditAction.CANDIDATE_DEFERRED: "deferred",
+}
+
+# Events that are receipts: they hold counts and identifiers, never values, and outlive
+# a later erasure of the same subject.
+RECEIPT_ACTIONS = (AuditAction.MEMORY_DELETED, AuditAction.SUBJECT_ERASED, AuditAction.MEMORY_EXPIRED)
+
+
 class ExtractionStatus(models.TextChoices):
     PENDING = "pending", _("pending")
     DONE = "done", _("done")

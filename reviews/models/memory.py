@@ -3,6 +3,7 @@ from django.db import models
 from django.db.models import Q
 
 from .choices import (
+    OPEN_CANDIDATE_STATUSES,
     Cardinality,
     Category,
     CandidateStatus,
@@ -143,7 +144,7 @@ class Candidate(models.Model):
             models.Index(
                 fields=["tenant", "status", "created_at", "id"],
                 name="candidate_open_queue",
-                condition=Q(status__in=["pending_review", "pending_user"]),
+                condition=Q(status__in=list(OPEN_CANDIDATE_STATUSES)),
             ),
             models.Index(fields=["tenant", "status", "created_at", "id"], name="candidate_status_queue"),
             models.Index(fields=["subject", "status"], name="candidate_subject_status"),
@@ -155,7 +156,7 @@ class Candidate(models.Model):
 
     @property
     def is_open(self) -> bool:
-        return self.status in (CandidateStatus.PENDING_REVIEW, CandidateStatus.PENDING_USER)
+        return self.status in OPEN_CANDIDATE_STATUSES
 
 
 class Fact(models.Model):

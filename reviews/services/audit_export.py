@@ -18,7 +18,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from .. import audit
-from ..actors import Actor
+from ..actors import SYSTEM, Actor
 from ..audit import EventDraft
 from ..background import publish_tasks, publisher, runs_in_process
 from ..errors import InvalidInput, NotFound
@@ -31,7 +31,7 @@ from ..exports import (
     export_queryset,
     verify_export_file,
 )
-from ..models import AuditEvent, AuditExport, ExportFormat, ExportStatus, Tenant
+from ..models import AuditAction, AuditEvent, AuditExport, ExportFormat, ExportStatus, Tenant
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ def audit_export_stream(
         _export_event(
             tenant=tenant,
             actor=actor,
-            action="audit.exported",
+            action=AuditAction.AUDIT_EXPORTED,
             object_id="stream",
             after={"format": format, "filters": filters.as_dict(), "selection": events is not None},
         )
@@ -88,7 +88,7 @@ def audit_export_start(*, tenant: Tenant, filters: ExportFilters, format: str, a
     _export_event(
         tenant=tenant,
         actor=actor,
-        action="audit.export_requested",
+        action=AuditAction.AUDIT_EXPORT_REQUESTED,
         object_id=job.pk,
         after={"format": format, "filters": job.filters},
     )
@@ -166,7 +166,7 @@ def audit_export_run(*, export_id: int) -> AuditExport | None:
             _export_event(
                 tenant=job.tenant,
                 actor=_actor_of(job),
-                action="audit.exported",
+                action=AuditAction.AUDIT_EXPORTED,
                 object_id=job.pk,
                 after={
                     "rows": exporter.rows,
@@ -186,8 +186,7 @@ def audit_export_run(*, export_id: int) -> AuditExport | None:
 
 
 def _actor_of(job: AuditExport) -> Actor:
-    kind, _colon, ident = job.requested_by.partition(":")
-    return Actor(kind, ident)
+    return Actor.parse(job.requested_by) or SYSTEM
 
 
 def _write_export(job: AuditExport, exporter: AuditExporter, part: Path) -> None:

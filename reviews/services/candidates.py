@@ -16,6 +16,8 @@ from ..actors import POLICY, Actor
 from ..audit import EventDraft
 from ..errors import InvalidInput, InvalidTransition, NotFound, StaleVersion
 from ..models import (
+    OPEN_CANDIDATE_STATUSES,
+    AuditAction,
     Candidate,
     CandidateFlag,
     CandidateStatus,
@@ -37,7 +39,6 @@ from ..secrets import mask_field_value, mask_secrets
 from .entities import EntityResolver, subject_get_or_create
 from .facts import clean_value, fact_publish, lock_subject, suppress_value
 
-OPEN = (CandidateStatus.PENDING_REVIEW, CandidateStatus.PENDING_USER)
 
 
 @dataclass
@@ -171,7 +172,7 @@ def candidates_submit(
             flags.append(CandidateFlag.SECRET_MASKED)
         if entity is not None and entity.is_new:
             flags.append(CandidateFlag.NEW_ENTITY)
-        decided = decision.status not in OPEN
+        decided = decision.status not in OPEN_CANDIDATE_STATUSES
         candidate = Candidate(
             tenant=tenant,
             subject=subject,
@@ -207,7 +208,7 @@ def candidates_submit(
         events.append(
             EventDraft(
                 actor=str(actor),
-                action="candidate.submitted",
+                action=AuditAction.CANDIDATE_SUBMITTED,
                 object_type="candidate",
                 object_id=candidate.pk,
                 subject_user_id=subject.user_id,
@@ -217,7 +218,7 @@ def candidates_submit(
         events.append(
             EventDraft(
                 actor=str(POLICY),
-                action=f"policy.{decision.status}",
+                action=AuditAction.policy_outcome(decision.status),
                 object_type="candidate",
                 object_id=candidate.pk,
                 subject_user_id=subject.user_id,
@@ -341,11 +342,11 @@ def candidate_approve(
     the field's retention. ``user_id`` restricts the action to one subject's items.
     """
     candidate, subject = _locked_candidate(tenant=tenant, candidate_id=candidate_id, user_id=user_id)
-    _check_version(candidate, version, OPEN)
+    _check_version(candidate, version, OPEN_CANDIDATE_STATUSES)
     rule = _rule_of(tenant, candidate)
     edited = value is not None and value.strip() != candidate.value
     final_value = clean_value(value) if edited else candidate.value
-    if actor.kind == "subject":
+    if actor.is_subject:
         reason = Reason.SUBJECT_CONFIRMED
     else:
         reason = Reason.REVIEWER_EDITED if edited else Reason.REVIEWER_APPROVED
@@ -377,7 +378,7 @@ def candidate_approve(
         0,
         EventDraft(
             actor=str(actor),
-            action="candidate.edited_approved" if edited else "candidate.approved",
+            action=AuditAction.CANDIDATE_EDITED_APPROVED if edited else AuditAction.CANDIDATE_APPROVED,
             object_type="candidate",
             object_id=candidate.pk,
             subject_user_id=subject.user_id,
@@ -402,11 +403,11 @@ def candidate_reject(
     user_id: str | None = None,
 ) -> Candidate:
     """Reject a pending candidate; its value is suppressed for this slot (SPEC §3 step 6)."""
-    if actor.kind == "reviewer" and not note.strip():
+    if actor.is_reviewer and not note.strip():
         raise InvalidInput("A reason is required to reject.", details={"reason": "required"})
     candidate, subject = _locked_candidate(tenant=tenant, candidate_id=candidate_id, user_id=user_id)
-    _check_version(candidate, version, OPEN)
-    reason = Reason.SUBJECT_REJECTED if actor.kind == "subject" else Reason.REVIEWER_REJECTED
+    _check_version(candidate, version, OPEN_CANDIDATE_STATUSES)
+    reason = Reason.SUBJECT_REJECTED if actor.is_subject else Reason.REVIEWER_REJECTED
     before = _decide(candidate, status=CandidateStatus.REJECTED, reason=reason, actor=actor, note=note)
     if candidate.entity_id is not None:
         suppress_value(subject=subject, entity_id=candidate.entity_id, field=candidate.field, value=candidate.value)
@@ -414,7 +415,7 @@ def candidate_reject(
         tenant.pk,
         EventDraft(
             actor=str(actor),
-            action="candidate.rejected",
+            action=AuditAction.CANDIDATE_REJECTED,
             object_type="candidate",
             object_id=candidate.pk,
             subject_user_id=subject.user_id,
@@ -437,7 +438,7 @@ def candidate_defer(*, tenant: Tenant, candidate_id: int, version: int, actor: A
         tenant.pk,
         EventDraft(
             actor=str(actor),
-            action="candidate.deferred",
+            action=AuditAction.CANDIDATE_DEFERRED,
             object_type="candidate",
             object_id=candidate.pk,
             subject_user_id=subject.user_id,
@@ -533,7 +534,7 @@ def candidates_bulk_decide(
         raise InvalidInput("Select at least one item.", details={"items": "empty"})
     if len(items) > MAX_BULK_ITEMS:
         raise InvalidInput(f"Select at most {MAX_BULK_ITEMS} items.", details={"items": "too_many"})
-    if decision == "reject" and actor.kind == "reviewer" and not note.strip():
+    if decision == "reject" and actor.is_reviewer and not note.strip():
         raise InvalidInput("A reason is required to reject.", details={"reason": "required"})
     versions = dict(items)
     subject_of = dict(Candidate.objects.filter(tenant=tenant, pk__in=versions).values_list("pk", "subject_id"))
@@ -553,7 +554,7 @@ def candidates_bulk_decide(
         tenant.pk,
         EventDraft(
             actor=str(actor),
-            action=f"candidates.bulk_{decision}",
+            action=AuditAction.bulk_decision(decision),
             object_type="candidate_selection",
             object_id=len(items),
             after={

@@ -12,7 +12,7 @@ from .. import audit
 from ..actors import Actor
 from ..audit import EventDraft
 from ..errors import InvalidInput, NotFound
-from ..models import Candidate, Entity, EntityAlias, Fact, Subject, SuppressedValue, Tenant
+from ..models import AuditAction, Candidate, Entity, EntityAlias, Fact, Subject, SuppressedValue, Tenant
 from ..normalize import normalize_text, slugify_entity_id
 
 USER_ENTITY_TYPE = "user"
@@ -173,7 +173,7 @@ def entity_merge(*, tenant: Tenant, source_id: int, target_id: int, actor: Actor
         tenant.pk,
         EventDraft(
             actor=str(actor),
-            action="entity.merged",
+            action=AuditAction.ENTITY_MERGED,
             object_type="entity",
             object_id=target.pk,
             subject_user_id=target.subject.user_id,

@@ -38,6 +38,7 @@ from ..actors import Actor
 from ..audit import EventDraft
 from ..errors import InvalidInput, NotFound
 from ..models import (
+    AuditAction,
     AuditEvent,
     AuditPayload,
     Candidate,
@@ -55,6 +56,7 @@ from ..models import (
     SuppressedValue,
     Tenant,
 )
+from ..models.choices import RECEIPT_ACTIONS
 from ..normalize import normalize_text, value_digest
 from ..publication import schedule_projection
 from .audit_export import audit_exports_purge
@@ -74,9 +76,6 @@ DELETED_KEYS = (
 )
 # Rows kept with the deleted values cut out of their text.
 REDACTED_KEYS = ("messages", "candidates", "facts", "recall_records")
-# Events that are receipts: they hold counts and identifiers, never values, and outlive
-# a later erasure of the same subject.
-RECEIPT_ACTIONS = ("memory.deleted", "subject.erased", "memory.expired")
 
 
 @dataclass
@@ -369,7 +368,7 @@ def fact_erase(
     """
     fact, subject = _get_fact_for_update(tenant=tenant, fact_id=fact_id, user_id=user_id)
     receipt = ErasureReceipt(scope={"user_id": subject.user_id, "fact_id": fact.pk})
-    events = [fact_retired_event(fact=fact, subject=subject, actor=actor, action="fact.deleted", reason=reason)]
+    events = [fact_retired_event(fact=fact, subject=subject, actor=actor, action=AuditAction.FACT_DELETED, reason=reason)]
     _suppress(subject, [fact])
     forget_facts(
         subject=subject,
@@ -379,7 +378,7 @@ def fact_erase(
         receipt=receipt,
         delete_candidates=True,
     )
-    events.append(receipt_event(action="memory.deleted", subject=subject, actor=actor, receipt=receipt))
+    events.append(receipt_event(action=AuditAction.MEMORY_DELETED, subject=subject, actor=actor, receipt=receipt))
     audit.record_many(tenant.pk, events)
     schedule_projection(subject.pk)
     return receipt
@@ -474,7 +473,7 @@ def facts_delete(
     )
     facts = list(Fact.objects.select_for_update().filter(scope.facts).select_related("entity").order_by("pk"))
     events = [
-        fact_retired_event(fact=fact, subject=subject, actor=actor, action="fact.deleted")
+        fact_retired_event(fact=fact, subject=subject, actor=actor, action=AuditAction.FACT_DELETED)
         for fact in facts
         if fact.status == FactStatus.ACTIVE
     ]
@@ -507,7 +506,7 @@ def facts_delete(
     )
     if whole_entity:
         _forget_entity_names(scope.entity)
-    events.append(receipt_event(action="memory.deleted", subject=subject, actor=actor, receipt=receipt))
+    events.append(receipt_event(action=AuditAction.MEMORY_DELETED, subject=subject, actor=actor, receipt=receipt))
     audit.record_many(tenant.pk, events)
     schedule_projection(subject.pk)
     return receipt
@@ -578,6 +577,6 @@ def subject_erase(*, tenant: Tenant, user_id: str, actor: Actor) -> ErasureRecei
         "export_files",
         audit_exports_purge(tenant_id=tenant.pk, erased=Q(subject_user_id=user_id) & ~Q(action__in=RECEIPT_ACTIONS)),
     )
-    audit.record(tenant.pk, receipt_event(action="subject.erased", subject=subject, actor=actor, receipt=receipt))
+    audit.record(tenant.pk, receipt_event(action=AuditAction.SUBJECT_ERASED, subject=subject, actor=actor, receipt=receipt))
     schedule_projection(subject.pk)
     return receipt

@@ -17,6 +17,8 @@ from ..actors import POLICY, Actor
 from ..audit import EventDraft
 from ..errors import InvalidInput, NotFound, StaleVersion
 from ..models import (
+    OPEN_CANDIDATE_STATUSES,
+    AuditAction,
     Candidate,
     CandidateFlag,
     CandidateStatus,
@@ -134,7 +136,7 @@ def fact_publish(
         events.append(
             EventDraft(
                 actor=str(actor),
-                action="fact.merged",
+                action=AuditAction.FACT_MERGED,
                 object_type="fact",
                 object_id=same.pk,
                 subject_user_id=subject.user_id,
@@ -168,7 +170,7 @@ def fact_publish(
         current.approved_by = str(actor)
         current.updated_at = now
         current.save()
-        fact, action = current, "fact.reinstated" if reinstated is not None else "fact.updated"
+        fact, action = current, AuditAction.FACT_REINSTATED if reinstated is not None else AuditAction.FACT_UPDATED
     else:
         before = None
         fact = Fact.objects.create(
@@ -193,7 +195,7 @@ def fact_publish(
             approved_by=str(actor),
             updated_at=now,
         )
-        action = "fact.created"
+        action = AuditAction.FACT_CREATED
     FactVersion.objects.create(
         fact=fact,
         version=fact.version,
@@ -247,7 +249,7 @@ def _supersede_older_open_candidates(*, candidate: Candidate, subject: Subject, 
         entity_id=candidate.entity_id,
         field=candidate.field,
         thread_id=candidate.thread_id,
-        status__in=(CandidateStatus.PENDING_REVIEW, CandidateStatus.PENDING_USER),
+        status__in=OPEN_CANDIDATE_STATUSES,
         # Ids grow with arrival (a batch shares one timestamp), so they order "older".
         pk__lt=candidate.pk,
     )
@@ -265,7 +267,7 @@ def _supersede_older_open_candidates(*, candidate: Candidate, subject: Subject, 
     events.extend(
         EventDraft(
             actor=str(POLICY),
-            action="candidate.superseded",
+            action=AuditAction.CANDIDATE_SUPERSEDED,
             object_type="candidate",
             object_id=pk,
             subject_user_id=subject.user_id,
@@ -363,7 +365,7 @@ def fact_edit(
         tenant.pk,
         EventDraft(
             actor=str(actor),
-            action="fact.edited",
+            action=AuditAction.FACT_EDITED,
             object_type="fact",
             object_id=fact.pk,
             subject_user_id=subject.user_id,

@@ -35,7 +35,17 @@ from ..extraction import (
     PriorMessage,
     get_extractor,
 )
-from ..models import CandidateStatus, Entity, EntityAlias, ExtractionStatus, Message, Source, Subject, Tenant
+from ..models import (
+    AuditAction,
+    CandidateStatus,
+    Entity,
+    EntityAlias,
+    ExtractionStatus,
+    Message,
+    Source,
+    Subject,
+    Tenant,
+)
 from ..schema import TenantSchema
 from ..secrets import mask_secrets
 from .candidates import CandidateInput, SubmitResult, candidates_submit
@@ -182,7 +192,7 @@ def messages_ingest(*, tenant: Tenant, messages: list[MessageInput], actor: Acto
         [
             EventDraft(
                 actor=str(actor),
-                action="messages.ingested",
+                action=AuditAction.MESSAGES_INGESTED,
                 object_type="subject",
                 object_id=subjects[user_id].pk,
                 subject_user_id=user_id,
@@ -317,7 +327,7 @@ def extractions_rerun(*, messages, actor: Actor, enqueue: bool = True) -> int:
         by_tenant.setdefault(row.tenant_id, []).append(
             EventDraft(
                 actor=str(actor),
-                action="message.extraction_rerun",
+                action=AuditAction.MESSAGE_EXTRACTION_RERUN,
                 object_type="message",
                 object_id=row.pk,
                 subject_user_id=row.subject.user_id,
@@ -481,7 +491,7 @@ def _commit_extraction(message: Message, *, result: ExtractionResult, extractor:
         subject.tenant_id,
         EventDraft(
             actor=str(actor),
-            action="message.extracted",
+            action=AuditAction.MESSAGE_EXTRACTED,
             object_type="message",
             object_id=message.pk,
             subject_user_id=subject.user_id,
@@ -538,7 +548,7 @@ def _record_failure(message: Message, *, error: str, retryable: bool, actor: Act
         row.tenant_id,
         EventDraft(
             actor=str(actor),
-            action="message.extraction_failed",
+            action=AuditAction.MESSAGE_EXTRACTION_FAILED,
             object_type="message",
             object_id=row.pk,
             subject_user_id=row.subject.user_id,

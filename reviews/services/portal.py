@@ -27,6 +27,8 @@ from ..actors import Actor
 from ..audit import EventDraft
 from ..errors import DomainError, Forbidden, InvalidInput, InvalidTransition, NotFound
 from ..models import (
+    OPEN_CANDIDATE_STATUSES,
+    AuditAction,
     Candidate,
     CandidateFlag,
     CandidateStatus,
@@ -40,7 +42,6 @@ from ..models import (
     Subject,
     Tenant,
 )
-from ..models.choices import OPEN_CANDIDATE_STATUSES
 from ..publication import schedule_projection
 from ..secrets import mask_secrets
 from .candidates import candidate_payload
@@ -85,7 +86,7 @@ def _clean_user_id(user_id: str) -> str:
 
 def _require_self(actor: Actor, user_id: str) -> None:
     """A subject acts on their own memory only; staff and keys act for the tenant."""
-    if actor.kind == "subject" and actor.id != user_id:
+    if actor.is_subject and actor.id != user_id:
         raise Forbidden("A subject acts only on their own memory.")
 
 
@@ -115,7 +116,7 @@ def portal_link_create(*, tenant: Tenant, user_id: str, actor: Actor, base_url: 
         tenant.pk,
         EventDraft(
             actor=str(actor),
-            action="portal_link.created",
+            action=AuditAction.PORTAL_LINK_CREATED,
             object_type="portal_link",
             object_id=link.pk,
             subject_user_id=subject.user_id,
@@ -174,7 +175,7 @@ def portal_link_redeem(*, token: str) -> PortalLink:
         claimed = PortalLink.objects.filter(pk=link.pk, used_at__isnull=True, expires_at__gt=now).update(used_at=now)
         if claimed:
             link.used_at = now
-            audit.record(link.tenant_id, _link_event(link, "portal_link.redeemed"))
+            audit.record(link.tenant_id, _link_event(link, AuditAction.PORTAL_LINK_REDEEMED))
             return link
     # Someone else claimed it first, or it expired between the check and the claim.
     why = "used" if PortalLink.objects.filter(pk=link.pk, used_at__isnull=False).exists() else "expired"
@@ -186,7 +187,7 @@ def portal_link_redeem(*, token: str) -> PortalLink:
 def _record_refusal(token: str, why: str) -> None:
     link = PortalLink.objects.select_related("subject").filter(token_digest=token_digest(token)).first()
     if link is not None:
-        audit.record(link.tenant_id, _link_event(link, "portal_link.refused", reason_code=why))
+        audit.record(link.tenant_id, _link_event(link, AuditAction.PORTAL_LINK_REFUSED, reason_code=why))
 
 
 def _link_event(link: PortalLink, action: str, reason_code: str = "") -> EventDraft:
@@ -217,7 +218,7 @@ def subject_set_paused(*, tenant: Tenant, user_id: str, paused: bool, actor: Act
         tenant.pk,
         EventDraft(
             actor=str(actor),
-            action="subject.collection_paused" if paused else "subject.collection_resumed",
+            action=AuditAction.SUBJECT_COLLECTION_PAUSED if paused else AuditAction.SUBJECT_COLLECTION_RESUMED,
             object_type="subject",
             object_id=subject.pk,
             subject_user_id=subject.user_id,
@@ -250,10 +251,11 @@ def fact_contest(*, tenant: Tenant, user_id: str, fact_id: int, actor: Actor, no
     fact = Fact.objects.select_for_update().select_related("entity").get(pk=row.pk)
     if fact.status != FactStatus.ACTIVE:
         raise NotFound("Fact not found.")
-    if not fact.approved_by.startswith("reviewer:"):
+    approver = Actor.parse(fact.approved_by)
+    if approver is None or not approver.is_reviewer:
         raise InvalidTransition(
             "Only a fact a reviewer approved can be contested; edit or delete this one directly.",
-            details={"approved_by": fact.approved_by.split(":")[0]},
+            details={"approved_by": approver.kind if approver else ""},
         )
     note = mask_secrets((note or "").strip()[:MAX_NOTE_LENGTH]).text
     now = timezone.now()
@@ -287,7 +289,7 @@ def fact_contest(*, tenant: Tenant, user_id: str, fact_id: int, actor: Actor, no
         [
             EventDraft(
                 actor=str(actor),
-                action="fact.contested",
+                action=AuditAction.FACT_CONTESTED,
                 object_type="fact",
                 object_id=fact.pk,
                 subject_user_id=subject.user_id,
@@ -297,7 +299,7 @@ def fact_contest(*, tenant: Tenant, user_id: str, fact_id: int, actor: Actor, no
             ),
             EventDraft(
                 actor=str(actor),
-                action="candidate.submitted",
+                action=AuditAction.CANDIDATE_SUBMITTED,
                 object_type="candidate",
                 object_id=candidate.pk,
                 subject_user_id=subject.user_id,
@@ -319,7 +321,8 @@ def _iso(value) -> str | None:
 
 def _actor_kind(actor: str) -> str:
     """Who decided, without naming staff: ``subject``, ``reviewer``, ``policy``, ``api_key``…"""
-    return (actor or "").split(":", 1)[0]
+    parsed = Actor.parse(actor)
+    return parsed.kind if parsed else ""
 
 
 @transaction.atomic
@@ -436,7 +439,7 @@ def subject_export(*, tenant: Tenant, user_id: str, actor: Actor) -> dict:
         tenant.pk,
         EventDraft(
             actor=str(actor),
-            action="subject.exported",
+            action=AuditAction.SUBJECT_EXPORTED,
             object_type="subject",
             object_id=subject.pk,
             subject_user_id=subject.user_id,

@@ -28,6 +28,8 @@ from .. import audit
 from ..actors import SYSTEM, Actor
 from ..audit import EventDraft
 from ..models import (
+    OPEN_CANDIDATE_STATUSES,
+    AuditAction,
     Candidate,
     CandidateStatus,
     ExtractionStatus,
@@ -37,7 +39,6 @@ from ..models import (
     Message,
     Tenant,
 )
-from ..models.choices import OPEN_CANDIDATE_STATUSES
 from ..publication import schedule_projection
 from .erasure import ErasureReceipt, fact_retired_event, forget_facts, purge_object_values, receipt_event
 from .facts import lock_subject
@@ -163,7 +164,7 @@ def subject_expire(
             fact=fact,
             subject=subject,
             actor=actor,
-            action="fact.expired",
+            action=AuditAction.FACT_EXPIRED,
             reason_code=RETENTION if fact.expires_at is not None and fact.expires_at <= now else THREAD_IDLE,
         )
         for fact in facts
@@ -196,7 +197,7 @@ def subject_expire(
         events.append(
             EventDraft(
                 actor=str(actor),
-                action="candidate.withdrawn",
+                action=AuditAction.CANDIDATE_WITHDRAWN,
                 object_type="candidate",
                 object_id=candidate.pk,
                 subject_user_id=subject.user_id,
@@ -210,7 +211,7 @@ def subject_expire(
         return report
     if facts:
         events.append(
-            receipt_event(action="memory.expired", subject=subject, actor=actor, receipt=receipt, reason_code=RETENTION)
+            receipt_event(action=AuditAction.MEMORY_EXPIRED, subject=subject, actor=actor, receipt=receipt, reason_code=RETENTION)
         )
     audit.record_many(tenant.pk, events)
     schedule_projection(subject.pk)
@@ -249,7 +250,7 @@ def _messages_delete_batch(*, tenant: Tenant, batch: list[tuple], cutoff: dateti
         [
             EventDraft(
                 actor=str(actor),
-                action="messages.expired",
+                action=AuditAction.MESSAGES_EXPIRED,
                 object_type="subject",
                 object_id=subject_id,
                 subject_user_id=user_id,

@@ -14,7 +14,7 @@ from .. import audit
 from ..actors import SYSTEM, Actor
 from ..audit import GENESIS_HASH, EventDraft
 from ..errors import InvalidInput
-from ..models import ApiKey, AuditChainHead, Membership, Role, Scope, Source, Tenant
+from ..models import ApiKey, AuditAction, AuditChainHead, Membership, Role, Scope, Source, Tenant
 from ..schema import seed_default_schema
 
 KEY_PREFIX = "mp"
@@ -37,7 +37,7 @@ def tenant_create(*, slug: str, name: str = "", actor: Actor = SYSTEM) -> Tenant
     AuditChainHead.objects.create(tenant_id=tenant.pk, seq=0, hash=GENESIS_HASH)
     audit.record(
         tenant.pk,
-        EventDraft(actor=str(actor), action="tenant.created", object_type="tenant", object_id=tenant.pk,
+        EventDraft(actor=str(actor), action=AuditAction.TENANT_CREATED, object_type="tenant", object_id=tenant.pk,
                    after={"slug": slug, "name": tenant.name}),
     )
     return tenant
@@ -60,7 +60,7 @@ def api_key_create(
     )
     audit.record(
         tenant.pk,
-        EventDraft(actor=str(actor), action="api_key.created", object_type="api_key", object_id=key.pk,
+        EventDraft(actor=str(actor), action=AuditAction.API_KEY_CREATED, object_type="api_key", object_id=key.pk,
                    after={"prefix": prefix, "scopes": key.scopes, "source": source, "name": name}),
     )
     return key, raw_key
@@ -150,7 +150,7 @@ def staff_create(
     Membership.objects.create(user=user, tenant=tenant, role=role)
     audit.record(
         tenant.pk,
-        EventDraft(actor=str(actor), action="staff.created", object_type="user", object_id=user.pk,
+        EventDraft(actor=str(actor), action=AuditAction.STAFF_CREATED, object_type="user", object_id=user.pk,
                    after={"username": username, "role": role}),
     )
     return user

@@ -9,7 +9,8 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from ..models import ApiKey, Fact, RecallRecord
+from ..actors import Actor
+from ..models import ActorKind, ApiKey, Fact, RecallRecord
 from ..permissions import can_audit, staff_tenant
 from ..selectors import recall_record_facts, recall_records_page, recalls_of_fact
 
@@ -31,9 +32,10 @@ def auditor_view(view):
 
 def _caller_names(tenant, records) -> dict[str, str]:
     """``api_key:<prefix>`` → the key's name, for the callers on this page."""
-    prefixes = {record.caller.partition(":")[2] for record in records if record.caller.startswith("api_key:")}
+    callers = [Actor.parse(record.caller) for record in records]
+    prefixes = {caller.id for caller in callers if caller and caller.kind == ActorKind.API_KEY}
     keys = ApiKey.objects.filter(tenant=tenant, prefix__in=prefixes).values_list("prefix", "name")
-    return {f"api_key:{prefix}": name for prefix, name in keys if name}
+    return {str(Actor(ActorKind.API_KEY, prefix)): name for prefix, name in keys if name}
 
 
 def _positive_int(raw: str | None) -> int | None:

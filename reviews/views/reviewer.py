@@ -23,7 +23,16 @@ from django.views.decorators.http import require_GET, require_POST
 
 from ..actors import Actor
 from ..errors import DomainError, InvalidInput, InvalidTransition, NotFound, StaleVersion
-from ..models import Candidate, CandidateStatus, Entity, Fact, FactStatus, FieldDefinition, Sensitivity
+from ..models import (
+    OPEN_CANDIDATE_STATUSES,
+    Candidate,
+    CandidateStatus,
+    Entity,
+    Fact,
+    FactStatus,
+    FieldDefinition,
+    Sensitivity,
+)
 from ..permissions import can_decide, can_view_queue, staff_tenant
 from ..selectors import (
     ANY_RELATION,
@@ -422,7 +431,7 @@ def entity_detail(request, pk: int):
             "aliases": list(entity.aliases.order_by("alias")),
             "facts": list(Fact.objects.filter(entity=entity).order_by("status", "field", "-updated_at")),
             "candidates": list(
-                Candidate.objects.filter(entity=entity, status__in=(CandidateStatus.PENDING_REVIEW, CandidateStatus.PENDING_USER))
+                Candidate.objects.filter(entity=entity, status__in=OPEN_CANDIDATE_STATUSES)
                 .order_by("created_at", "id")[:100]
             ),
             "merge_targets": list(
