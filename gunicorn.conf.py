@@ -6,13 +6,15 @@ Python's cyclic collector no longer walks the whole app in the middle of a reque
 tail of the queue's latency in bench/review_queue.py without it).
 """
 import gc
-import os
 
-bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
-workers = int(os.environ.get("GUNICORN_WORKERS", "4"))
+import environ
+
+env = environ.Env()
+bind = env.str("GUNICORN_BIND", default="127.0.0.1:8000")
+workers = env.int("GUNICORN_WORKERS", default=4)
 preload_app = True
-timeout = int(os.environ.get("GUNICORN_TIMEOUT", "60"))
-accesslog = os.environ.get("GUNICORN_ACCESS_LOG")  # "-" for stdout; off by default
+timeout = env.int("GUNICORN_TIMEOUT", default=60)
+accesslog = env.str("GUNICORN_ACCESS_LOG", default="") or None  # "-" for stdout; off by default
 
 
 def pre_fork(server, worker):

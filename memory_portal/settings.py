@@ -4,39 +4,41 @@ The defaults make a first run work with nothing installed: a SQLite file, tasks 
 in-process, the offline rule extractor. Production sets DATABASE_URL (PostgreSQL),
 CELERY_BROKER_URL (Redis), DJANGO_SECRET_KEY, DJANGO_DEBUG=0 and DJANGO_ALLOWED_HOSTS.
 """
-import os
 from datetime import timedelta
 from pathlib import Path
 
-import dj_database_url
+import environ
 from django.utils.translation import gettext_lazy as _
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
-def env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    return raw.strip().lower() in {"1", "true", "yes", "on"}
+class Env(environ.Env):
+    """django-environ, with an empty variable (``NAME=``) read as unset: its default applies."""
+
+    def get_value(self, var, cast=None, default=environ.Env.NOTSET, parse_default=False):
+        if self.ENVIRON.get(var) == "" and default is not self.NOTSET:
+            return default
+        return super().get_value(var, cast=cast, default=default, parse_default=parse_default)
+
+    def names(self, var, default: str = "") -> list[str]:
+        """A comma-separated list, each item trimmed, empty items dropped."""
+        return [item.strip() for item in self.str(var, default=default).split(",") if item.strip()]
 
 
-DEBUG = env_bool("DJANGO_DEBUG", True)
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or (
+# Every variable below is in the README's settings table (tests/core/test_settings.py checks).
+env = Env()
+
+DEBUG = env.bool("DJANGO_DEBUG", default=True)
+SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="") or (
     # Only good enough for a first run on a developer machine; refused below otherwise.
     "insecure-dev-key-set-DJANGO_SECRET_KEY-in-production"
 )
 if not DEBUG and SECRET_KEY.startswith("insecure-dev-key"):
     raise RuntimeError("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off.")
 
-ALLOWED_HOSTS = [
-    host.strip()
-    for host in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
-    if host.strip()
-]
-CSRF_TRUSTED_ORIGINS = [
-    origin.strip() for origin in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if origin.strip()
-]
+ALLOWED_HOSTS = env.names("DJANGO_ALLOWED_HOSTS", default="127.0.0.1,localhost,testserver")
+CSRF_TRUSTED_ORIGINS = env.names("DJANGO_CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -88,15 +90,11 @@ TEMPLATES = [
 ]
 
 # --- Database ---------------------------------------------------------------------------
-DATABASES = {
-    "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
-        conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "60")),
-    )
-}
-if os.environ.get("DJANGO_TEST_DB_NAME"):
+DATABASES = {"default": env.db_url("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
+if env.str("DJANGO_TEST_DB_NAME", default=""):
     # Lets several test runs share one PostgreSQL server without clobbering each other.
-    DATABASES["default"]["TEST"] = {"NAME": os.environ["DJANGO_TEST_DB_NAME"]}
+    DATABASES["default"]["TEST"] = {"NAME": env.str("DJANGO_TEST_DB_NAME")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL and a busy timeout let the web process and in-process tasks share the file.
     DATABASES["default"]["OPTIONS"] = {
@@ -107,7 +105,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 IS_POSTGRES = DATABASES["default"]["ENGINE"].endswith("postgresql")
 # Recall's statements are prepared once per connection (reviews/hotpath.py); turn off
 # behind a transaction-mode pooler that does not track prepared statements.
-DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
+DATABASE_PREPARED_STATEMENTS = env.bool("DATABASE_PREPARED_STATEMENTS", default=True)
 if IS_POSTGRES and DATABASE_PREPARED_STATEMENTS:
     # psycopg prepares nothing while the threshold is None (Django's default). Django's own
     # cursors bind on the client and never prepare, so only the cursors that ask for it
@@ -127,7 +125,7 @@ LOGIN_REDIRECT_URL = "reviews:queue"
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", _("English")), ("zh-hans", _("Simplified Chinese"))]
 LOCALE_PATHS = [BASE_DIR / "locale"]
-TIME_ZONE = os.environ.get("TIME_ZONE", "UTC")
+TIME_ZONE = env.str("TIME_ZONE", default="UTC")
 USE_I18N = True
 USE_TZ = True
 
@@ -138,7 +136,7 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 # Serve straight from the app and project static dirs, so a first run needs no collectstatic.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
-MEDIA_ROOT = Path(os.environ.get("MEMORY_MEDIA_ROOT", BASE_DIR / "var"))
+MEDIA_ROOT = Path(env.str("MEMORY_MEDIA_ROOT", default=str(BASE_DIR / "var")))
 
 # --- Security -----------------------------------------------------------------------------
 SESSION_COOKIE_HTTPONLY = True
@@ -147,11 +145,11 @@ CSRF_COOKIE_SAMESITE = "Lax"
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 if not DEBUG:
-    SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", True)
-    CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", True)
+    SESSION_COOKIE_SECURE = env.bool("DJANGO_SECURE_COOKIES", default=True)
+    CSRF_COOKIE_SECURE = env.bool("DJANGO_SECURE_COOKIES", default=True)
 
 # Request bodies above this size are refused with 413 (SPEC §7).
-DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("MEMORY_MAX_BODY_BYTES", str(2 * 1024 * 1024)))
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("MEMORY_MAX_BODY_BYTES", default=2 * 1024 * 1024)
 
 # --- API ----------------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -162,7 +160,7 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "reviews.api.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
-    "DEFAULT_THROTTLE_RATES": {"api_key": os.environ.get("MEMORY_API_RATE", "6000/min")},
+    "DEFAULT_THROTTLE_RATES": {"api_key": env.str("MEMORY_API_RATE", default="6000/min")},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Memory Portal API",
@@ -190,21 +188,21 @@ def shared_cache(url: str) -> dict:
     }
 
 
-if os.environ.get("MEMORY_CACHE_URL"):
-    CACHES = shared_cache(os.environ["MEMORY_CACHE_URL"])
+if env.str("MEMORY_CACHE_URL", default=""):
+    CACHES = shared_cache(env.str("MEMORY_CACHE_URL"))
 
 # --- Background work ----------------------------------------------------------------------
 # No broker: run tasks in-process (the embedded default). on_commit enqueueing keeps the
 # same order of events as with a real worker.
-TASKS_IN_PROCESS = not os.environ.get("CELERY_BROKER_URL")
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "memory://localhost/"
+TASKS_IN_PROCESS = not env.str("CELERY_BROKER_URL", default="")
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="") or "memory://localhost/"
 CELERY_TASK_ALWAYS_EAGER = TASKS_IN_PROCESS
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for another
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))}
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)}
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BEAT_SCHEDULE = {
@@ -214,40 +212,40 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # --- Memory Portal ------------------------------------------------------------------------
-OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY") or None
-OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL") or None
-MEMORY_EXTRACTOR = os.environ.get("MEMORY_EXTRACTOR") or ("llm" if OPENAI_API_KEY else "rules")
-MEMORY_EXTRACTOR_MODEL = os.environ.get("MEMORY_EXTRACTOR_MODEL", "gpt-4.1-mini")
-MEMORY_EXTRACTOR_TIMEOUT = float(os.environ.get("MEMORY_EXTRACTOR_TIMEOUT", "30"))
+OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="") or None
+OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="") or None
+MEMORY_EXTRACTOR = env.str("MEMORY_EXTRACTOR", default="") or ("llm" if OPENAI_API_KEY else "rules")
+MEMORY_EXTRACTOR_MODEL = env.str("MEMORY_EXTRACTOR_MODEL", default="gpt-4.1-mini")
+MEMORY_EXTRACTOR_TIMEOUT = env.float("MEMORY_EXTRACTOR_TIMEOUT", default=30)
 # How the model is asked for structure: function_calling works on most OpenAI-compatible
 # servers; json_schema where the server supports structured outputs.
-MEMORY_EXTRACTOR_METHOD = os.environ.get("MEMORY_EXTRACTOR_METHOD", "function_calling")
+MEMORY_EXTRACTOR_METHOD = env.str("MEMORY_EXTRACTOR_METHOD", default="function_calling")
 # Quick retries inside one attempt (the HTTP client's own backoff), then attempts with
 # exponential backoff (base × 2^n, capped) until the ceiling marks the message failed.
-MEMORY_EXTRACTOR_HTTP_RETRIES = int(os.environ.get("MEMORY_EXTRACTOR_HTTP_RETRIES", "2"))
-MEMORY_EXTRACTION_MAX_ATTEMPTS = int(os.environ.get("MEMORY_EXTRACTION_MAX_ATTEMPTS", "5"))
-MEMORY_EXTRACTION_RETRY_BASE_SECONDS = float(os.environ.get("MEMORY_EXTRACTION_RETRY_BASE_SECONDS", "10"))
-MEMORY_EXTRACTION_RETRY_MAX_SECONDS = float(os.environ.get("MEMORY_EXTRACTION_RETRY_MAX_SECONDS", "600"))
+MEMORY_EXTRACTOR_HTTP_RETRIES = env.int("MEMORY_EXTRACTOR_HTTP_RETRIES", default=2)
+MEMORY_EXTRACTION_MAX_ATTEMPTS = env.int("MEMORY_EXTRACTION_MAX_ATTEMPTS", default=5)
+MEMORY_EXTRACTION_RETRY_BASE_SECONDS = env.float("MEMORY_EXTRACTION_RETRY_BASE_SECONDS", default=10)
+MEMORY_EXTRACTION_RETRY_MAX_SECONDS = env.float("MEMORY_EXTRACTION_RETRY_MAX_SECONDS", default=600)
 # A pending message not extracted this long after it was due is presumed lost by the broker.
-MEMORY_EXTRACTION_SWEEP_GRACE_SECONDS = float(os.environ.get("MEMORY_EXTRACTION_SWEEP_GRACE_SECONDS", "120"))
+MEMORY_EXTRACTION_SWEEP_GRACE_SECONDS = env.float("MEMORY_EXTRACTION_SWEEP_GRACE_SECONDS", default=120)
 # The LangGraph Store that mirrors published facts. Empty: the same database as Django.
-MEMORY_STORE_URL = os.environ.get("MEMORY_STORE_URL", "")
+MEMORY_STORE_URL = env.str("MEMORY_STORE_URL", default="")
 # Seconds a process trusts an API key it already looked up (0: look up every call). A
 # revoked key stops working in every process within this time.
-MEMORY_API_KEY_CACHE_SECONDS = float(os.environ.get("MEMORY_API_KEY_CACHE_SECONDS", "5"))
+MEMORY_API_KEY_CACHE_SECONDS = env.float("MEMORY_API_KEY_CACHE_SECONDS", default=5)
 # PostgreSQL: commit recall records without waiting for the WAL flush (asynchronous
 # commit). Faster recalls; a crash of the database server may lose the last fraction of a
 # second of recall records (never a fact, never an audit event). Off: every record durable.
-MEMORY_RECALL_ASYNC_COMMIT = env_bool("MEMORY_RECALL_ASYNC_COMMIT", False)
-MEMORY_PORTAL_LINK_MAX_AGE = int(os.environ.get("MEMORY_PORTAL_LINK_MAX_AGE", str(24 * 3600)))
-MEMORY_PUBLIC_BASE_URL = os.environ.get("MEMORY_PUBLIC_BASE_URL", "http://127.0.0.1:8000")
+MEMORY_RECALL_ASYNC_COMMIT = env.bool("MEMORY_RECALL_ASYNC_COMMIT", default=False)
+MEMORY_PORTAL_LINK_MAX_AGE = env.int("MEMORY_PORTAL_LINK_MAX_AGE", default=24 * 3600)
+MEMORY_PUBLIC_BASE_URL = env.str("MEMORY_PUBLIC_BASE_URL", default="http://127.0.0.1:8000")
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {
         "django": {"handlers": ["console"], "level": "INFO", "propagate": False},
         "django.db.backends": {"level": "WARNING"},
