@@ -30,14 +30,28 @@ __all__ = [
     "MalformedAnswer",
     "PriorMessage",
     "get_extractor",
+    "get_extractor_named",
 ]
 
 
 def get_extractor() -> Extractor:
-    if settings.MEMORY_EXTRACTOR == "llm":
+    return get_extractor_named(settings.MEMORY_EXTRACTOR if settings.MEMORY_EXTRACTOR == "llm" else "rules")
+
+
+def get_extractor_named(name: str | None, *, prompt_version: str | None = None) -> Extractor:
+    """``llm`` or ``rules`` (None: ``MEMORY_EXTRACTOR``), at a prompt version of the LLM.
+
+    Raises KeyError naming what is known when the name or the prompt version is not.
+    """
+    name = name or settings.MEMORY_EXTRACTOR
+    if name == "llm":
         from .llm import LlmExtractor
 
-        return LlmExtractor.from_settings()
-    from .rules import RuleExtractor
+        return LlmExtractor.from_settings(prompt_version=prompt_version)
+    if name == "rules":
+        from .rules import RULES_VERSION, RuleExtractor
 
-    return RuleExtractor()
+        if prompt_version not in (None, RULES_VERSION):
+            raise KeyError(f"The rule extractor has one version, {RULES_VERSION!r}.")
+        return RuleExtractor()
+    raise KeyError(f"Unknown extractor {name!r}; known: llm, rules.")

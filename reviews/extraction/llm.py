@@ -29,7 +29,7 @@ from .base import (
     ExtractorUnavailable,
     MalformedAnswer,
 )
-from .prompt import PROMPT_VERSION, SYSTEM_PROMPT, render_request
+from .prompt import PromptVersion, prompt_version_get
 from .resolve import evidence_occurs
 
 logger = logging.getLogger(__name__)
@@ -78,10 +78,10 @@ def _structured_model(model: str, api_key: str, base_url: str | None, timeout: f
 
 
 class LlmExtractor:
-    prompt_version = PROMPT_VERSION
-
     def __init__(self, *, model: str, api_key: str | None, base_url: str | None, timeout: float,
-                 max_retries: int, method: str):
+                 max_retries: int, method: str, prompt: PromptVersion | None = None):
+        self.prompt = prompt or prompt_version_get(None)
+        self.prompt_version = self.prompt.version
         self.model = model
         self.api_key = api_key
         self.base_url = base_url
@@ -91,8 +91,9 @@ class LlmExtractor:
         self.name = f"llm:{model}"[:64]
 
     @classmethod
-    def from_settings(cls) -> "LlmExtractor":
+    def from_settings(cls, *, prompt_version: str | None = None) -> "LlmExtractor":
         return cls(
+            prompt=prompt_version_get(prompt_version),
             model=settings.MEMORY_EXTRACTOR_MODEL,
             # A local server (OPENAI_BASE_URL) usually needs no key, but the client wants one.
             api_key=settings.OPENAI_API_KEY or ("unused" if settings.OPENAI_BASE_URL else None),
@@ -116,7 +117,7 @@ class LlmExtractor:
         model = _structured_model(
             self.model, self.api_key, self.base_url, self.timeout, self.max_retries, self.method
         )
-        messages = [("system", SYSTEM_PROMPT), ("human", render_request(context))]
+        messages = self.prompt.messages(context)
         try:
             output = model.invoke(messages)
         except (openai.APITimeoutError, openai.APIConnectionError) as exc:

@@ -1,15 +1,18 @@
-"""The LLM extractor's prompt (SPEC §8), in Chinese and English.
+"""The LLM extractor's prompts (SPEC §8), in Chinese and English, as data.
 
-Change :data:`PROMPT_VERSION` with any change to the text: every candidate records it, so
-the quality figures per prompt version stay honest.
+A prompt version is its system text, its few-shot examples (both languages) and its name,
+kept together in :data:`PROMPTS`. Never edit a published version: add a new one. Every
+candidate records the version that proposed it, so the outcome charts per prompt version
+and ``eval_extraction --prompt-version`` compare like with like.
 """
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
+
 from .base import ExtractionContext
 
-PROMPT_VERSION = "entity-facts-v1"
-
-SYSTEM_PROMPT = """\
+_RULES_V1 = """\
 You extract long-term memory about ONE end user from ONE chat message, for a governed memory
 store. A deterministic policy and human reviewers check everything you propose, so propose
 only what the message itself states.
@@ -49,6 +52,89 @@ Rules / 规则:
 10. If the message states nothing worth remembering, answer {"facts": []}.
     没有值得记住的内容时返回 {"facts": []}。
 """
+
+
+@dataclass(frozen=True)
+class FewShot:
+    """A worked example: a message (with its id) and the answer the model should give."""
+
+    message_id: str
+    message: str
+    facts: tuple[dict, ...]
+
+    def turns(self) -> list[tuple[str, str]]:
+        request = f"Message to extract from / 需要提取的消息 (id {self.message_id}, role user):\n<<<\n{self.message}\n>>>"
+        answer = json.dumps({"facts": list(self.facts)}, ensure_ascii=False)
+        return [("human", request), ("ai", answer)]
+
+
+@dataclass(frozen=True)
+class PromptVersion:
+    version: str
+    system: str
+    examples: tuple[FewShot, ...] = ()
+
+    def messages(self, context: ExtractionContext) -> list[tuple[str, str]]:
+        turns = [("system", self.system)]
+        for example in self.examples:
+            turns += example.turns()
+        turns.append(("human", render_request(context)))
+        return turns
+
+
+def _fact(field, value, evidence, *, entity_type="user", entity_id="me", message_id, **extra) -> dict:
+    return {"entity_type": entity_type, "entity_id": entity_id, "field": field, "value": value,
+            "confidence": extra.pop("confidence", 0.95), "source_message_id": message_id,
+            "kind": extra.pop("kind", "fact"), "scope": extra.pop("scope", "long_term"),
+            "supersedes": extra.pop("supersedes", False), "evidence": evidence, **extra}
+
+
+_EXAMPLES_V2 = (
+    FewShot("ex-1", "我叫王芳，在杭州做前端开发。我朋友老张用 Java。", (
+        _fact("name", "王芳", "我叫王芳", message_id="ex-1"),
+        _fact("location", "杭州", "在杭州做前端开发", message_id="ex-1"),
+        _fact("role", "前端开发", "在杭州做前端开发", message_id="ex-1"),
+    )),
+    FewShot("ex-2", "Correction: our billing service moved to PostgreSQL. Just for this answer, keep it short.", (
+        _fact("database", "PostgreSQL", "our billing service moved to PostgreSQL", entity_type="project",
+              entity_id="billing", entity_name="billing service", supersedes=True, message_id="ex-2"),
+        _fact("preference", "keep it short", "Just for this answer, keep it short", scope="thread",
+              message_id="ex-2"),
+    )),
+    FewShot("ex-3", "如果我去了上海，你会推荐哪个区？我的密码是 [redacted password]。", ()),
+    FewShot("ex-4", "We might move the search app to Elasticsearch next quarter.", (
+        _fact("database", "Elasticsearch", "We might move the search app to Elasticsearch", entity_type="project",
+              entity_id="search", entity_name="search app", kind="plan", confidence=0.85, message_id="ex-4"),
+    )),
+)
+
+_RULES_V2 = _RULES_V1 + """\
+11. Facts about other people ("my friend uses Java", "我同事在北京") are not facts about the user:
+    leave them out. Hypotheticals ("if I moved to…", "如果我…") and questions state nothing.
+    别人的事（朋友、同事）不是用户的事；假设和提问不提取。
+12. Every item needs evidence that is a verbatim span of the message; an item whose evidence
+    is not found in the message is discarded. The examples below show the expected answers.
+    每一项都必须有逐字出现在消息里的 evidence，否则会被丢弃。下面是示例。
+"""
+
+PROMPTS: dict[str, PromptVersion] = {
+    prompt.version: prompt
+    for prompt in (
+        PromptVersion("entity-facts-v1", _RULES_V1),
+        PromptVersion("entity-facts-v2", _RULES_V2, _EXAMPLES_V2),
+    )
+}
+# The version a new extractor uses unless told otherwise.
+PROMPT_VERSION = "entity-facts-v1"
+SYSTEM_PROMPT = PROMPTS[PROMPT_VERSION].system
+
+
+def prompt_version_get(version: str | None) -> PromptVersion:
+    """The named prompt version (the default one for None); KeyError names the known ones."""
+    name = version or PROMPT_VERSION
+    if name not in PROMPTS:
+        raise KeyError(f"Unknown prompt version {name!r}; known: {', '.join(PROMPTS)}.")
+    return PROMPTS[name]
 
 
 def render_request(context: ExtractionContext) -> str:
