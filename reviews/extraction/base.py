@@ -49,6 +49,11 @@ class ExtractionContext:
         return [entity for entity in self.known_entities if entity.entity_type == entity_type]
 
 
+def field_line(entity_type: str, field_name: str, cardinality: str, sensitivity: str) -> str:
+    """How a schema field is named to a model: ``user.name (one, normal)``."""
+    return f"{entity_type}.{field_name} ({cardinality}, {sensitivity})"
+
+
 @dataclass
 class ExtractionResult:
     candidates: list[CandidateInput]

@@ -35,6 +35,7 @@ from ..extraction import (
     PriorMessage,
     get_extractor,
 )
+from ..extraction.base import field_line
 from ..models import (
     AuditAction,
     CandidateStatus,
@@ -380,7 +381,7 @@ def extraction_context_build(message: Message, *, with_fields: bool = True) -> E
     allowed = ()
     if with_fields:
         allowed = tuple(
-            f"{rule.entity_type}.{rule.field} ({rule.cardinality}, {rule.sensitivity})"
+            field_line(rule.entity_type, rule.field, rule.cardinality, rule.sensitivity)
             for (_, _), rule in sorted(TenantSchema.load(subject.tenant).rules.items())
         )
     return ExtractionContext(
