@@ -8,6 +8,7 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
     path("api/v1/", include(("reviews.api.urls", "api"), namespace="api")),
+    path("compat/mem0/", include(("reviews.api.mem0_urls", "mem0"), namespace="mem0")),
     path("api/schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),
     path(
         "api/docs/",

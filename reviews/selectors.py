@@ -557,10 +557,26 @@ class RecallQuery:
     include_sensitive: bool = False
     explain: bool = False
     limit: int = RECALL_DEFAULT_LIMIT
+    # The compatibility surfaces (SPEC §7a) read by id and list a subject's whole memory:
+    # ``fact_ids`` asks for those facts only, ``every_entity`` treats every entity as
+    # named. Neither bypasses a filter: sensitivity, thread and expiry still apply.
+    fact_ids: tuple[int, ...] = ()
+    every_entity: bool = False
+    # The surface the agent came through when it is not the recall API (``mcp``, ``mem0``):
+    # kept in the record beside the caller (the key), so auditors see which door it used.
+    channel: str = ""
 
     def as_record(self) -> dict:
         """What the recall record keeps of the request."""
+        extra = {}
+        if self.fact_ids:
+            extra["fact_ids"] = list(self.fact_ids)
+        if self.every_entity:
+            extra["every_entity"] = True
+        if self.channel:
+            extra["channel"] = self.channel
         return {
+            **extra,
             "entity": [f"{t}:{i}" for t, i in self.entities],
             "field": list(self.fields),
             "q": self.q,
@@ -575,6 +591,7 @@ class RecallQuery:
 class RecallResult:
     facts: list[dict]
     excluded: list[dict] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)  # each fact's relevance to `q`, in order
 
 
 # Order without `q`: the user first, then categories as SPEC §1 lists them.
@@ -698,11 +715,15 @@ def recall_select(
             reason = Exclusion.OTHER_THREAD
         elif fields and row.field not in fields:
             reason = Exclusion.NOT_REQUESTED
+        elif query.fact_ids and row.id not in query.fact_ids:
+            reason = Exclusion.NOT_REQUESTED
         elif (
             row.entity_type == RECALL_USER_ENTITY_TYPE
             or row.category == Category.PREFERENCE
             or row.named
             or relevance > 0
+            or query.every_entity
+            or query.fact_ids
         ):
             reason = None
         else:
@@ -727,7 +748,12 @@ def recall_select(
     if query.explain:
         excluded.extend({"id": row.id, "reason": Exclusion.LIMIT} for _, row in chosen[query.limit :])
         excluded.sort(key=lambda item: item["id"])
-    return RecallResult(facts=[_recalled_fact(row) for _, row in chosen[: query.limit]], excluded=excluded)
+    chosen = chosen[: query.limit]
+    return RecallResult(
+        facts=[_recalled_fact(row) for _, row in chosen],
+        excluded=excluded,
+        scores=[relevance for relevance, _ in chosen],
+    )
 
 
 def _recalled_fact(row: _RecallRow) -> dict:
