@@ -7,9 +7,10 @@ adapter over the services the v1 API uses, with Memory Portal's semantics:
 - ``add`` ingests messages (extraction runs in the background); nothing is published by
   adding, so the answer says the memories are pending;
 - every read goes through the recall policy (a recall record per call: the caller is
-  the key, the recorded query says ``"channel": "mem0"``): published facts only, sensitive ones only for a key with
-  ``recall:sensitive`` that asks (``include_sensitive=True``, or a fact named by id),
-  thread-scoped ones only for their ``run_id``;
+  the key, the recorded query says ``"channel": "mem0"``): published facts only,
+  sensitive ones only for a key with ``recall:sensitive`` that asks
+  (``include_sensitive=True``, or a fact named by id), thread-scoped ones only for
+  their ``run_id``;
 - ``update`` proposes a correction through the policy, with the key's source;
 - ``delete`` and ``delete_all`` are deletion and erasure with receipts (scope ``admin``).
 
