@@ -1,0 +1,219 @@
+"""``manage.py mcp_server`` driven by the official MCP SDK's own client over real HTTP
+(SPEC §7a): the three tools, bearer keys, scopes, tenant isolation, records and audit."""
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from django.db import connection
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from reviews.audit import verify_tenant
+from reviews.models import AuditAction, AuditEvent, Candidate, Fact, FactStatus, RecallRecord, Scope
+from reviews.services.tenants import api_key_create
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ROOT = Path(__file__).resolve().parents[2]
+USER = "alice"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def mcp_url(django_db_setup, django_db_blocker):
+    """The real command, in its own process, on the test database and a free port (one
+    server for the module: each test's rows are committed, then flushed, under it)."""
+    settings = connection.settings_dict
+    database_url = f"postgres://{settings['USER']}@{settings['HOST']}:{settings['PORT']}/{settings['NAME']}"
+    port = _free_port()
+    env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_TEST_DB_NAME": ""}
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "mcp_server", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.post(url, json={}, timeout=1)
+                break
+            except httpx.TransportError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"mcp_server did not start: {process.stdout.read().decode()}")
+                time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def run(url, raw_key, *calls):
+    """Connect with the SDK's client and make ``calls`` ((tool, arguments) or "list")."""
+
+    async def session():
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {raw_key}"})
+        async with http, Client(streamable_http_client(url, http_client=http)) as client:
+            results = []
+            for call in calls:
+                if call == "list":
+                    results.append(await client.list_tools())
+                else:
+                    results.append(await client.call_tool(*call))
+            return results
+
+    return asyncio.run(session())
+
+
+def text_of(result) -> str:
+    return " ".join(getattr(block, "text", "") for block in result.content)
+
+
+@pytest.fixture
+def key(tenant):
+    def make(*scopes, of=None):
+        return api_key_create(tenant=of or tenant, scopes=list(scopes))
+
+    return make
+
+
+@pytest.fixture
+def memory(tenant, publish):
+    return {
+        "name": publish(tenant, USER, field="name", value="Alice"),
+        "database": publish(
+            tenant, USER, entity_type="project", entity_id="flask-migration", field="database", value="PostgreSQL"
+        ),
+    }
+
+
+def test_the_tools_describe_themselves(mcp_url, key):
+    _, raw = key(Scope.RECALL)
+    [tools] = run(mcp_url, raw, "list")
+    by_name = {tool.name: tool for tool in tools.tools}
+    assert set(by_name) == {"recall_memories", "propose_memory", "forget_memory"}
+    assert set(by_name["propose_memory"].input_schema["required"]) == {
+        "user_id", "entity_type", "entity_id", "field", "value"
+    }
+    assert "auto_approved" in by_name["propose_memory"].description
+    assert by_name["forget_memory"].input_schema["required"] == ["user_id", "fact_id"]
+
+
+def test_recall_propose_and_forget(mcp_url, key, memory, tenant):
+    api_key, raw = key(Scope.INGEST, Scope.RECALL, Scope.ADMIN)
+    recalled, named, proposed, sensitive, forgotten, after = run(
+        mcp_url,
+        raw,
+        ("recall_memories", {"user_id": USER}),
+        ("recall_memories", {"user_id": USER, "entity": ["project:flask-migration"]}),
+        ("propose_memory", {"user_id": USER, "entity_type": "user", "entity_id": "me", "field": "language",
+                            "value": "German", "confidence": 0.99, "evidence": "I speak German"}),
+        ("propose_memory", {"user_id": USER, "entity_type": "user", "entity_id": "me", "field": "health",
+                            "value": "asthma", "confidence": 0.99}),
+        ("forget_memory", {"user_id": USER, "fact_id": memory["name"].pk}),
+        ("recall_memories", {"user_id": USER, "entity": ["project:flask-migration"]}),
+    )
+    assert not recalled.is_error
+    # The recall policy: by default the user's own facts, other entities when named.
+    assert [fact["value"] for fact in recalled.structured_content["facts"]] == ["Alice"]
+    assert {fact["value"] for fact in named.structured_content["facts"]} == {"Alice", "PostgreSQL"}
+
+    assert proposed.structured_content["status"] == "auto_approved"
+    language = Fact.objects.get(pk=proposed.structured_content["fact_id"])
+    assert (language.value, language.source, language.status) == ("German", "chat", FactStatus.ACTIVE)
+    # A sensitive field waits for the user's consent: the policy decides, not the tool.
+    assert sensitive.structured_content["status"] == "pending_user"
+    assert Candidate.objects.get(pk=sensitive.structured_content["candidate_id"]).fact_id is None
+
+    assert forgotten.structured_content["scope"] == {"user_id": USER, "fact_id": memory["name"].pk}
+    assert Fact.objects.get(pk=memory["name"].pk).status == FactStatus.DELETED
+    assert {fact["value"] for fact in after.structured_content["facts"]} == {"German", "PostgreSQL"}
+
+    records = RecallRecord.objects.filter(tenant=tenant).order_by("pk")
+    assert [(record.caller, record.query["channel"]) for record in records] == [
+        (f"api_key:{api_key.prefix}", "mcp")
+    ] * 3
+    actions = set(
+        AuditEvent.objects.filter(tenant_id=tenant.pk, actor=f"api_key:{api_key.prefix}").values_list("action", flat=True)
+    )
+    assert {AuditAction.FACT_DELETED, AuditAction.MEMORY_DELETED} <= actions
+    assert verify_tenant(tenant.pk).ok
+
+
+def test_a_bad_key_gets_401(mcp_url):
+    response = httpx.post(
+        mcp_url,
+        headers={"Authorization": "Bearer mp_not-a-key", "Accept": "application/json, text/event-stream"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+    )
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"].startswith("Bearer")
+    with pytest.raises(ExceptionGroup) as refused:  # the SDK's client fails the connection
+        run(mcp_url, "mp_not-a-key", "list")
+    assert refused.value.subgroup(lambda error: isinstance(error, MCPError)) is not None
+
+
+def test_each_tool_needs_its_scope(mcp_url, key, memory):
+    _, recall_only = key(Scope.RECALL)
+    proposed, forgotten = run(
+        mcp_url,
+        recall_only,
+        ("propose_memory", {"user_id": USER, "entity_type": "user", "entity_id": "me", "field": "language",
+                            "value": "German"}),
+        ("forget_memory", {"user_id": USER, "fact_id": memory["name"].pk}),
+    )
+    assert proposed.is_error and "'ingest' scope" in text_of(proposed)
+    assert forgotten.is_error and "'admin' scope" in text_of(forgotten)
+    assert Fact.objects.get(pk=memory["name"].pk).status == FactStatus.ACTIVE
+    assert not Candidate.objects.filter(field="language").exists()
+
+    _, ingest_only = key(Scope.INGEST)
+    [recalled] = run(mcp_url, ingest_only, ("recall_memories", {"user_id": USER}))
+    assert recalled.is_error and "'recall' scope" in text_of(recalled)
+    assert not RecallRecord.objects.exists()
+
+
+def test_another_tenant_sees_and_forgets_nothing(mcp_url, key, memory, other_tenant):
+    _, outsider = key(*Scope.values, of=other_tenant)
+    recalled, forgotten = run(
+        mcp_url,
+        outsider,
+        ("recall_memories", {"user_id": USER, "query": "Alice"}),
+        ("forget_memory", {"user_id": USER, "fact_id": memory["name"].pk}),
+    )
+    assert recalled.structured_content["facts"] == []
+    assert forgotten.is_error
+    assert Fact.objects.get(pk=memory["name"].pk).status == FactStatus.ACTIVE
+
+
+def test_bad_arguments_are_tool_errors_and_store_nothing(mcp_url, key, tenant):
+    _, raw = key(Scope.INGEST, Scope.RECALL)
+    too_long, secret, bad_scope = run(
+        mcp_url,
+        raw,
+        ("recall_memories", {"user_id": "x" * 200}),
+        ("propose_memory", {"user_id": USER, "entity_type": "user", "entity_id": "me", "field": "name",
+                            "value": "my password is hunter2-Secret!", "confidence": 0.99}),
+        ("propose_memory", {"user_id": USER, "entity_type": "user", "entity_id": "me", "field": "name",
+                            "value": "Alice", "scope": "forever"}),
+    )
+    assert too_long.is_error and "user_id" in text_of(too_long)
+    assert secret.structured_content["status"] == "rejected"
+    assert "hunter2" not in str(list(Candidate.objects.values_list("value", flat=True)))
+    assert bad_scope.is_error and "scope" in text_of(bad_scope)
