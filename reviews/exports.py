@@ -194,6 +194,11 @@ def export_row(item: tuple) -> dict:
     return row
 
 
+def event_rows(events: QuerySet) -> list[dict]:
+    """Events (a sliced, ordered queryset) as exported rows: the API's page of the log."""
+    return [export_row(item) for item in events.values_list(*_SELECT)]
+
+
 # --- Encoding ------------------------------------------------------------------------------
 
 # Spreadsheets run a cell that starts with one of these as a formula; "'" marks an escaped

@@ -1,13 +1,16 @@
-"""GET /api/v1/audit/export: the tenant's audit trail, streamed (SPEC §6, §7)."""
+"""The tenant's audit trail (SPEC §6, §7): ``GET /api/v1/audit/export`` streams it,
+``GET /api/v1/audit/events`` pages through it, newest first."""
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.response import Response
 
+from ..audit_selectors import AUDIT_MAX_PAGE_SIZE, AUDIT_PAGE_SIZE, AuditCursor, audit_events_page
 from ..exports import ExportFilters
 from ..models import ExportFormat, Scope
 from ..services.audit_export import audit_export_stream
-from .base import ApiView, StrictSerializer
+from .base import ApiView, StrictSerializer, next_page_url
 from .recall import ApiErrorSerializer
 
 
@@ -75,3 +78,60 @@ class AuditExportApi(ApiView):
             actor=self.actor,
         )
         return exporter.response()
+
+
+class AuditEventSerializer(serializers.Serializer):
+    """An event as the export writes it: what its hash covers, its values, its links."""
+
+    seq = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    actor = serializers.CharField(help_text="`reviewer:<id>`, `subject:<user_id>`, `policy`, `system`, `api_key:<prefix>`.")
+    action = serializers.CharField()
+    object_type = serializers.CharField()
+    object_id = serializers.CharField()
+    subject_user_id = serializers.CharField(allow_blank=True)
+    before = serializers.JSONField(allow_null=True)
+    after = serializers.JSONField(allow_null=True)
+    reason = serializers.CharField(allow_blank=True)
+    reason_code = serializers.CharField(allow_blank=True)
+    request_id = serializers.CharField(allow_blank=True)
+    erased = serializers.BooleanField(help_text="The subject was erased: only the digests remain.")
+    before_digest = serializers.CharField(allow_blank=True)
+    after_digest = serializers.CharField(allow_blank=True)
+    reason_digest = serializers.CharField(allow_blank=True)
+    prev_hash = serializers.CharField()
+    hash = serializers.CharField()
+
+
+class AuditEventsApi(ApiView):
+    """The tenant's audit events matching the filters, newest first, keyset-paginated."""
+
+    required_scope = Scope.ADMIN
+
+    class InputSerializer(ExportFiltersSerializer):
+        format = None
+        limit = serializers.IntegerField(min_value=1, max_value=AUDIT_MAX_PAGE_SIZE, required=False, default=AUDIT_PAGE_SIZE)
+        cursor = serializers.CharField(max_length=200, required=False, default="")
+
+    class OutputSerializer(serializers.Serializer):
+        results = AuditEventSerializer(many=True)
+        next = serializers.URLField(allow_null=True)
+
+    @extend_schema(
+        parameters=[InputSerializer],
+        responses={200: OutputSerializer, **{code: ApiErrorSerializer for code in (400, 401, 403, 429)}},
+        summary="Audit events, newest first, paged",
+    )
+    def get(self, request):
+        params = self.InputSerializer(data=request.query_params.dict())
+        params.is_valid(raise_exception=True)
+        data = dict(params.validated_data)
+        limit, token = data.pop("limit"), data.pop("cursor")
+        page = audit_events_page(
+            tenant=self.tenant,
+            filters=ExportFilters(**data),
+            cursor=AuditCursor.decode(token) if token else None,
+            limit=limit,
+        )
+        next_url = next_page_url(request, page.next_cursor.encode()) if page.next_cursor else None
+        return Response({"results": AuditEventSerializer(page.rows, many=True).data, "next": next_url})

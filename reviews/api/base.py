@@ -2,6 +2,7 @@
 import copy
 import logging
 
+from django.utils.http import urlencode
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
 from rest_framework.negotiation import DefaultContentNegotiation
@@ -132,3 +133,9 @@ class FlatQuerySerializer(StrictSerializer):
             template = super().get_fields()
             cls._field_template = template
         return {name: copy.copy(field) for name, field in template.items()}
+
+
+def next_page_url(request, cursor: str) -> str:
+    """The same request with ``cursor`` set: the ``next`` link of a keyset-paged list."""
+    query = {key: value for key, value in request.query_params.items() if key != "cursor"}
+    return request.build_absolute_uri(f"{request.path}?{urlencode({**query, 'cursor': cursor})}")

@@ -1,5 +1,4 @@
 """The review API of SPEC §7: the queue and the decisions, through the same services as the pages."""
-from django.utils.http import urlencode
 from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -15,7 +14,7 @@ from ..selectors import (
     review_queue_page,
 )
 from ..services.candidates import candidate_approve, candidate_defer, candidate_reject
-from .base import ApiView, StrictSerializer
+from .base import ApiView, StrictSerializer, next_page_url
 
 
 class ConflictSerializer(serializers.Serializer):
@@ -105,10 +104,7 @@ class ReviewQueueApi(ApiView):
             limit=limit,
             related=("subject", "conflict_fact"),
         )
-        next_url = None
-        if page.next_cursor is not None:
-            query = {key: value for key, value in request.query_params.items() if key != "cursor"}
-            next_url = request.build_absolute_uri(f"{request.path}?{urlencode({**query, 'cursor': page.next_cursor.encode()})}")
+        next_url = next_page_url(request, page.next_cursor.encode()) if page.next_cursor is not None else None
         return Response({"results": ReviewCandidateSerializer(page.candidates, many=True).data, "next": next_url})
 
 

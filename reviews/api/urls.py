@@ -1,8 +1,9 @@
 """API v1 routes (SPEC §7). Each area adds its operations here."""
 from django.urls import path
 
-from .audit import AuditExportApi
+from .audit import AuditEventsApi, AuditExportApi
 from .candidates import CandidateSubmitApi
+from .keys import ApiKeyCreateApi, ApiKeyRevokeApi
 from .messages import MessagesIngestApi
 from .portal_link import PortalLinkCreateApi
 from .recall import RecallApi
@@ -21,4 +22,7 @@ urlpatterns = [
     path("users/<str:user_id>/facts", UserFactsApi.as_view(), name="user-facts"),
     path("users/<str:user_id>/facts/<int:fact_id>", UserFactDeleteApi.as_view(), name="user-fact-delete"),
     path("audit/export", AuditExportApi.as_view(), name="audit-export"),
+    path("audit/events", AuditEventsApi.as_view(), name="audit-events"),
+    path("keys", ApiKeyCreateApi.as_view(), name="keys-create"),
+    path("keys/<str:prefix>", ApiKeyRevokeApi.as_view(), name="keys-revoke"),
 ]

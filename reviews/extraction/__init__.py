@@ -31,11 +31,33 @@ __all__ = [
     "PriorMessage",
     "get_extractor",
     "get_extractor_named",
+    "prompt_versions",
 ]
 
 
-def get_extractor() -> Extractor:
-    return get_extractor_named(settings.MEMORY_EXTRACTOR if settings.MEMORY_EXTRACTOR == "llm" else "rules")
+def active_extractor_name(tenant=None) -> str:
+    """The extractor a tenant's messages go through: its own choice (the tenant admin's),
+    else the site's ``MEMORY_EXTRACTOR``."""
+    name = (tenant.extractor if tenant is not None else "") or settings.MEMORY_EXTRACTOR
+    return name if name == "llm" else "rules"
+
+
+def prompt_versions(extractor_name: str) -> tuple[str, ...]:
+    """The prompt versions an extractor can run, its current one first."""
+    if extractor_name == "llm":
+        from .prompt import PROMPT_VERSION, PROMPTS
+
+        return (PROMPT_VERSION, *(version for version in PROMPTS if version != PROMPT_VERSION))
+    from .rules import RULES_VERSION
+
+    return (RULES_VERSION,)
+
+
+def get_extractor(tenant=None) -> Extractor:
+    """The extractor for a tenant's messages, at the tenant's prompt version (empty: the
+    extractor's current one); without a tenant, the site's."""
+    prompt_version = (tenant.prompt_version or None) if tenant is not None else None
+    return get_extractor_named(active_extractor_name(tenant), prompt_version=prompt_version)
 
 
 def get_extractor_named(name: str | None, *, prompt_version: str | None = None) -> Extractor:

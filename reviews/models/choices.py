@@ -136,8 +136,14 @@ class AuditAction(models.TextChoices):
     """
 
     TENANT_CREATED = "tenant.created"
+    TENANT_SCHEMA_CHANGED = "tenant.schema_changed"
+    TENANT_POLICY_CHANGED = "tenant.policy_changed"
+    TENANT_EXTRACTOR_CHANGED = "tenant.extractor_changed"
     API_KEY_CREATED = "api_key.created"
-    STAFF_CREATED = "staff.created"
+    API_KEY_REVOKED = "api_key.revoked"
+    STAFF_ADDED = "staff.added"
+    STAFF_ROLE_CHANGED = "staff.role_changed"
+    STAFF_REMOVED = "staff.removed"
     MESSAGES_INGESTED = "messages.ingested"
     MESSAGE_EXTRACTED = "message.extracted"
     MESSAGE_EXTRACTION_FAILED = "message.extraction_failed"
@@ -207,3 +213,10 @@ class ExtractionStatus(models.TextChoices):
     DONE = "done", _("done")
     FAILED = "failed", _("failed")
     SKIPPED = "skipped", _("skipped")
+
+
+class ExtractorName(models.TextChoices):
+    """The extractors a tenant can make active (SPEC §8 ``MEMORY_EXTRACTOR``)."""
+
+    LLM = "llm", _("LLM (OpenAI-compatible)")
+    RULES = "rules", _("Rules (offline)")

@@ -4,7 +4,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from .choices import DEFAULT_SOURCE_PRIORITY, Cardinality, Category, Role, Sensitivity, Source
+from .choices import DEFAULT_SOURCE_PRIORITY, Cardinality, Category, ExtractorName, Role, Sensitivity, Source
 
 
 def default_source_priority():
@@ -35,6 +35,13 @@ class Tenant(models.Model):
     sensitive_retention_days = models.PositiveIntegerField(default=90)
     message_retention_days = models.PositiveIntegerField(default=30)
     thread_idle_days = models.PositiveIntegerField(default=7)
+    # The active extractor and prompt version (SPEC §4 tenant admin); empty: the site's.
+    extractor = models.CharField(
+        max_length=16, choices=ExtractorName.choices, blank=True, help_text=_("Empty: the site's MEMORY_EXTRACTOR.")
+    )
+    prompt_version = models.CharField(
+        max_length=32, blank=True, help_text=_("Empty: the extractor's current prompt version.")
+    )
 
     class Meta:
         ordering = ["slug"]

@@ -409,12 +409,12 @@ def message_extract(*, message_pk: int, actor: Actor = SYSTEM, extractor: Extrac
     5. On a named, transient error, count the attempt and say when to retry; at the
        ceiling, or on any other error, mark the message failed with the error visible.
     """
-    extractor = extractor or get_extractor()
     message = Message.objects.select_related("subject__tenant").filter(pk=message_pk).first()
     if message is None:
         return ExtractOutcome("missing")
     if message.extraction_status != ExtractionStatus.PENDING:
         return ExtractOutcome("not_pending")
+    extractor = extractor or get_extractor(message.subject.tenant)
     _catch_up(message, extractor=extractor, actor=actor)
     return _extract_one(message, extractor=extractor, actor=actor)
 
@@ -422,7 +422,6 @@ def message_extract(*, message_pk: int, actor: Actor = SYSTEM, extractor: Extrac
 def message_extract_until_settled(*, message_pk: int, actor: Actor = SYSTEM, extractor: Extractor | None = None,
                                   sleep=time.sleep) -> ExtractOutcome:
     """Attempts with backoff until done, skipped or failed: the in-process and command path."""
-    extractor = extractor or get_extractor()
     while True:
         outcome = message_extract(message_pk=message_pk, actor=actor, extractor=extractor)
         if outcome.retry_in is None:

@@ -8,12 +8,13 @@ import time
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
+from django.utils import timezone
 from django.utils.text import slugify
 
 from .. import audit
 from ..actors import SYSTEM, Actor
 from ..audit import GENESIS_HASH, EventDraft
-from ..errors import InvalidInput
+from ..errors import InvalidInput, InvalidTransition, NotFound
 from ..models import ApiKey, AuditAction, AuditChainHead, Membership, Role, Scope, Source, Tenant
 from ..schema import seed_default_schema
 
@@ -60,10 +61,48 @@ def api_key_create(
     )
     audit.record(
         tenant.pk,
-        EventDraft(actor=str(actor), action=AuditAction.API_KEY_CREATED, object_type="api_key", object_id=key.pk,
-                   after={"prefix": prefix, "scopes": key.scopes, "source": source, "name": name}),
+        EventDraft(actor=str(actor), action=AuditAction.API_KEY_CREATED, object_type="api_key", object_id=prefix,
+                   after=api_key_snapshot(key)),
     )
     return key, raw_key
+
+
+def api_key_snapshot(key: ApiKey) -> dict:
+    """What the audit trail says about a key: named by its prefix, never the key itself."""
+    return {
+        "prefix": key.prefix,
+        "name": key.name,
+        "scopes": key.scopes,
+        "source": key.source,
+        "revoked_at": key.revoked_at.isoformat() if key.revoked_at else None,
+    }
+
+
+@transaction.atomic
+def api_key_revoke(*, tenant: Tenant, prefix: str, actor: Actor) -> ApiKey:
+    """Revoke a tenant's key, named by its prefix (another tenant's key is not found).
+
+    This process forgets the key at once; other processes within
+    ``MEMORY_API_KEY_CACHE_SECONDS`` (their authentication cache), which is the longest
+    a revoked key keeps working.
+    """
+    key = ApiKey.objects.select_for_update().filter(tenant=tenant, prefix=prefix).first()
+    if key is None:
+        raise NotFound("No such API key.", details={"prefix": prefix})
+    if key.revoked_at is not None:
+        raise InvalidTransition("This API key is already revoked.", details={"prefix": prefix})
+    before = api_key_snapshot(key)
+    key.revoked_at = timezone.now()
+    key.save(update_fields=["revoked_at"])
+    # Dropped now rather than on commit: if the transaction rolls back, the key is only
+    # looked up again on its next call.
+    _authenticated_keys.pop(key.key_hash, None)
+    audit.record(
+        tenant.pk,
+        EventDraft(actor=str(actor), action=AuditAction.API_KEY_REVOKED, object_type="api_key", object_id=prefix,
+                   before=before, after=api_key_snapshot(key)),
+    )
+    return key
 
 
 def api_key_authenticate(raw_key: str) -> ApiKey | None:
@@ -138,19 +177,122 @@ def staff_create(
     *, tenant: Tenant, username: str, role: str, password: str | None = None, email: str = "", actor: Actor = SYSTEM
 ):
     """Create a staff account bound to one tenant with one role."""
-    if role not in Role.values:
-        raise InvalidInput("Unknown role.", details={"allowed": list(Role.values)})
+    _check_role(role)
     User = get_user_model()
+    if not username:
+        raise InvalidInput("A username is required.", details={"username": "missing"})
     if User.objects.filter(username=username).exists():
         raise InvalidInput(f"User {username!r} already exists.", details={"username": "exists"})
     user = User.objects.create_user(username=username, email=email, password=password)
     if password is None:
         user.set_unusable_password()
         user.save(update_fields=["password"])
-    Membership.objects.create(user=user, tenant=tenant, role=role)
+    staff_add(tenant=tenant, user=user, role=role, actor=actor)
+    return user
+
+
+def _check_role(role: str) -> None:
+    if role not in Role.values:
+        raise InvalidInput("Unknown role.", details={"role": role, "allowed": list(Role.values)})
+
+
+def _staff_snapshot(membership: Membership) -> dict:
+    return {"username": membership.user.get_username(), "role": membership.role}
+
+
+def staff_add_check(*, user, role: str) -> None:
+    _check_role(role)
+    if user is None:
+        raise InvalidInput("Choose an account.", details={"user": None})
+    if user.is_superuser:
+        raise InvalidInput(
+            "Superusers work in the Django admin, not in a tenant.", details={"username": user.get_username()}
+        )
+    if Membership.objects.filter(user=user).exists():
+        raise InvalidInput(
+            f"{user.get_username()!r} already works in a tenant.", details={"username": user.get_username()}
+        )
+
+
+@transaction.atomic
+def staff_add(*, tenant: Tenant, user, role: str, actor: Actor) -> Membership:
+    """Give an existing account a role in the tenant (an account works in one tenant)."""
+    staff_add_check(user=user, role=role)
+    membership = Membership.objects.create(user=user, tenant=tenant, role=role)
     audit.record(
         tenant.pk,
-        EventDraft(actor=str(actor), action=AuditAction.STAFF_CREATED, object_type="user", object_id=user.pk,
-                   after={"username": username, "role": role}),
+        EventDraft(actor=str(actor), action=AuditAction.STAFF_ADDED, object_type="user", object_id=user.pk,
+                   after=_staff_snapshot(membership)),
     )
-    return user
+    return membership
+
+
+def _membership(tenant: Tenant, user_id: int) -> Membership:
+    # The tenant row first: staff changes of one tenant take turns, so two admins demoting
+    # each other cannot both pass the last-admin check.
+    Tenant.objects.select_for_update().filter(pk=tenant.pk).first()
+    membership = (
+        Membership.objects.select_for_update().select_related("user").filter(tenant=tenant, user_id=user_id).first()
+    )
+    if membership is None:
+        raise NotFound("No such member of this tenant.", details={"user_id": user_id})
+    return membership
+
+
+def staff_is_last_admin(membership: Membership) -> bool:
+    """Whether this is the only active tenant admin of its tenant (the services that act
+    on it hold the tenant's row lock, so the answer cannot change under them)."""
+    if membership.role != Role.TENANT_ADMIN:
+        return False
+    admins = Membership.objects.filter(tenant_id=membership.tenant_id, role=Role.TENANT_ADMIN, user__is_active=True)
+    return list(admins.order_by("pk").values_list("pk", flat=True)) == [membership.pk]
+
+
+def _keep_an_admin(membership: Membership, *, losing_admin: bool) -> None:
+    """A tenant never loses its last tenant admin: nobody could then manage it."""
+    if losing_admin and staff_is_last_admin(membership):
+        raise InvalidInput(
+            "This is the tenant's last tenant admin: make someone else tenant admin first.",
+            details={"user_id": membership.user_id, "role": membership.role},
+        )
+
+
+def staff_role_change_check(*, membership: Membership, role: str) -> None:
+    _check_role(role)
+    _keep_an_admin(membership, losing_admin=role != Role.TENANT_ADMIN)
+
+
+@transaction.atomic
+def staff_role_change(*, tenant: Tenant, user_id: int, role: str, actor: Actor) -> Membership:
+    membership = _membership(tenant, user_id)
+    staff_role_change_check(membership=membership, role=role)
+    if membership.role == role:
+        return membership
+    before = _staff_snapshot(membership)
+    membership.role = role
+    membership.save(update_fields=["role"])
+    audit.record(
+        tenant.pk,
+        EventDraft(actor=str(actor), action=AuditAction.STAFF_ROLE_CHANGED, object_type="user", object_id=user_id,
+                   before=before, after=_staff_snapshot(membership)),
+    )
+    return membership
+
+
+@transaction.atomic
+def staff_remove(*, tenant: Tenant, user_id: int, actor: Actor) -> None:
+    """Take a person out of the tenant: their membership goes and their account is
+    deactivated (kept, so the ``reviewer:<id>`` in past events still names someone)."""
+    membership = _membership(tenant, user_id)
+    _keep_an_admin(membership, losing_admin=True)
+    before = _staff_snapshot(membership)
+    user = membership.user
+    audit.record(
+        tenant.pk,
+        EventDraft(actor=str(actor), action=AuditAction.STAFF_REMOVED, object_type="user", object_id=user_id,
+                   before=before),
+    )
+    membership.delete()
+    user.is_active = False
+    user.set_unusable_password()
+    user.save(update_fields=["is_active", "password"])

@@ -3,11 +3,11 @@ import json
 
 import pytest
 from django.core.cache import cache
-from django.utils import timezone
 
 from reviews.api.base import ApiKeyRateThrottle
 from reviews.models import ApiKey, AuditEvent, Candidate, Fact, Scope, Source, Subject
-from tests.conftest import candidate
+from reviews.services.tenants import api_key_revoke
+from tests.conftest import API_ACTOR, candidate
 
 URL = "/api/v1/candidates"
 
@@ -84,8 +84,8 @@ class TestAuth:
         response = client.post(URL, data=body(), content_type="application/json", HTTP_AUTHORIZATION="Token abc")
         assert_error(response, 401, "unauthenticated")
 
-    def test_it_refuses_a_revoked_key(self, ingest_client):
-        ApiKey.objects.filter(pk=ingest_client.key.pk).update(revoked_at=timezone.now())
+    def test_it_refuses_a_revoked_key(self, ingest_client, tenant):
+        api_key_revoke(tenant=tenant, prefix=ingest_client.key.prefix, actor=API_ACTOR)
         assert_error(ingest_client.post_json(URL, body()), 401, "unauthenticated")
 
     def test_it_requires_ingest_scope(self, tenant, make_client):
@@ -213,23 +213,3 @@ def test_a_paused_subject_is_answered_but_nothing_is_stored(ingest_client, tenan
     assert response.status_code == 201
     assert response.json()["results"] == [{"candidate_id": None, "status": "withdrawn", "reason": "collection_paused"}]
     assert not Candidate.objects.exists()
-
-
-class TestApiKeyCache:
-    def test_a_key_revoked_after_use_stops_working_within_the_cache_time(self, ingest_client, settings, monkeypatch):
-        from reviews.services import tenants
-
-        assert ingest_client.post_json(URL, body()).status_code == 201
-        ApiKey.objects.filter(pk=ingest_client.key.pk).update(revoked_at=timezone.now())
-        # Still trusted by this process until its cached entry runs out...
-        assert ingest_client.post_json(URL, body()).status_code == 201
-        now = tenants.time.monotonic()
-        monkeypatch.setattr(tenants.time, "monotonic", lambda: now + settings.MEMORY_API_KEY_CACHE_SECONDS + 1)
-        # ...then refused.
-        assert_error(ingest_client.post_json(URL, body()), 401, "unauthenticated")
-
-    def test_without_the_cache_revocation_is_immediate(self, ingest_client, settings):
-        settings.MEMORY_API_KEY_CACHE_SECONDS = 0
-        assert ingest_client.post_json(URL, body()).status_code == 201
-        ApiKey.objects.filter(pk=ingest_client.key.pk).update(revoked_at=timezone.now())
-        assert_error(ingest_client.post_json(URL, body()), 401, "unauthenticated")

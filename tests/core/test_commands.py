@@ -67,7 +67,7 @@ def test_create_reviewer(tenant):
     membership = Membership.objects.get(user__username="aud")
     assert (membership.tenant, membership.role) == (tenant, "auditor")
     assert membership.user.check_password("pw-long-enough-1")
-    assert AuditEvent.objects.filter(tenant_id=tenant.pk, action="staff.created").exists()
+    assert AuditEvent.objects.filter(tenant_id=tenant.pk, action="staff.added").exists()
 
 
 def test_verify_audit_reports_each_tenant(tenant, other_tenant):
@@ -75,3 +75,26 @@ def test_verify_audit_reports_each_tenant(tenant, other_tenant):
     assert "tenant-1: ok" in out and "tenant-2: ok" in out
     with pytest.raises(CommandError, match="No tenant"):
         run("verify_audit", "--tenant", "ghost")
+
+
+def test_revoke_api_key(tenant):
+    from reviews.models import ApiKey
+    from reviews.services.tenants import api_key_create
+
+    key, _ = api_key_create(tenant=tenant, scopes=["recall"])
+    out, _ = run("revoke_api_key", "tenant-1", key.prefix)
+    assert f"Revoked key {key.prefix}" in out
+    assert ApiKey.objects.get(pk=key.pk).revoked_at is not None
+    assert AuditEvent.objects.filter(tenant_id=tenant.pk, action="api_key.revoked", object_id=key.prefix).exists()
+    with pytest.raises(CommandError, match="already revoked"):
+        run("revoke_api_key", "tenant-1", key.prefix)
+
+
+def test_revoke_api_key_names_only_the_tenants_own_keys(tenant, other_tenant):
+    from reviews.models import ApiKey
+    from reviews.services.tenants import api_key_create
+
+    key, _ = api_key_create(tenant=other_tenant, scopes=["recall"])
+    with pytest.raises(CommandError, match="No such API key"):
+        run("revoke_api_key", "tenant-1", key.prefix)
+    assert ApiKey.objects.get(pk=key.pk).revoked_at is None
