@@ -106,11 +106,31 @@ IS_POSTGRES = DATABASES["default"]["ENGINE"].endswith("postgresql")
 # Recall's statements are prepared once per connection (reviews/hotpath.py); turn off
 # behind a transaction-mode pooler that does not track prepared statements.
 DATABASE_PREPARED_STATEMENTS = env.bool("DATABASE_PREPARED_STATEMENTS", default=True)
+
+# Read replicas (reviews/replicas.py): PostgreSQL streaming replicas of the default database,
+# comma-separated URLs. Recall's fact reads and a few read-only auditor pages go to one;
+# every write, and every page that must see its own writes, stays on the primary. A replica
+# that fails a query, or is more than DATABASE_REPLICA_MAX_LAG_SECONDS behind, is left out
+# for DATABASE_REPLICA_RETRY_SECONDS (logged) and the primary serves instead.
+DATABASE_REPLICAS = []
+for _number, _url in enumerate(env.names("DATABASE_REPLICA_URLS"), start=1):
+    DATABASES[f"replica_{_number}"] = {
+        **Env.db_url_config(_url),
+        "CONN_MAX_AGE": DATABASES["default"]["CONN_MAX_AGE"],
+        # Under test, a replica serves the primary's test database (it replicates it).
+        "TEST": {"MIRROR": "default"},
+    }
+    DATABASE_REPLICAS.append(f"replica_{_number}")
+DATABASE_REPLICA_MAX_LAG_SECONDS = env.float("DATABASE_REPLICA_MAX_LAG_SECONDS", default=5)
+DATABASE_REPLICA_RETRY_SECONDS = env.float("DATABASE_REPLICA_RETRY_SECONDS", default=30)
+DATABASE_ROUTERS = ["reviews.replicas.ReplicaRouter"]
+
 if IS_POSTGRES and DATABASE_PREPARED_STATEMENTS:
     # psycopg prepares nothing while the threshold is None (Django's default). Django's own
     # cursors bind on the client and never prepare, so only the cursors that ask for it
     # explicitly do; the threshold itself is never reached by counting.
-    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 2**31 - 1
+    for _alias in ("default", *DATABASE_REPLICAS):
+        DATABASES[_alias].setdefault("OPTIONS", {})["prepare_threshold"] = 2**31 - 1
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import psycopg
 from django.conf import settings
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.postgresql.base import ServerBindingCursor
 from psycopg.pq import Format
 
@@ -42,8 +42,9 @@ class _PreparingCursor(ServerBindingCursor):
         return super().execute(query, params, prepare=True, binary=binary)
 
 
-def prepared_cursor():
+def prepared_cursor(using: str = DEFAULT_DB_ALIAS):
     """A Django cursor on which every statement is prepared (PostgreSQL) or plain (else)."""
+    connection = connections[using]
     if (
         connection.vendor != "postgresql"
         or not settings.DATABASE_PREPARED_STATEMENTS

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone as dt_timezone
 
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection
 from django.db.models import Count, F, Q, QuerySet, Window
 from django.db.models.functions import Lag, Lead, TruncDate
 from django.utils import timezone
@@ -677,9 +677,9 @@ def _aware(value):
     return value
 
 
-def _recall_rows(*, tenant: Tenant, query: RecallQuery, terms: QueryTerms) -> list[_RecallRow]:
+def _recall_rows(*, tenant: Tenant, query: RecallQuery, terms: QueryTerms, using: str) -> list[_RecallRow]:
     sql, params = _recall_sql(tenant_id=tenant.pk, query=query, terms=terms)
-    with prepared_cursor() as cursor:
+    with prepared_cursor(using) as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     if connection.vendor != "postgresql":  # psycopg already returns aware datetimes
@@ -688,7 +688,12 @@ def _recall_rows(*, tenant: Tenant, query: RecallQuery, terms: QueryTerms) -> li
 
 
 def recall_select(
-    *, tenant: Tenant, query: RecallQuery, may_see_sensitive: bool, now: datetime | None = None
+    *,
+    tenant: Tenant,
+    query: RecallQuery,
+    may_see_sensitive: bool,
+    now: datetime | None = None,
+    using: str = DEFAULT_DB_ALIAS,
 ) -> RecallResult:
     """The facts a caller may receive for ``query``, best first, and what was left out.
 
@@ -696,13 +701,14 @@ def recall_select(
     only when named or matched by `q`; thread-scoped facts only in their thread; sensitive
     ones only when allowed and asked for; never an expired one. On PostgreSQL `q` is
     ranked with ts_rank in the same query, plus the CJK-aware fallback of textmatch.
+    ``using``: the database read (a replica's alias, see reviews/replicas.py).
     """
     now = now or timezone.now()
     terms = query_terms(query.q)
     sensitive_allowed = query.include_sensitive and may_see_sensitive
     fields = set(query.fields)
     chosen, excluded = [], []
-    for row in _recall_rows(tenant=tenant, query=query, terms=terms):
+    for row in _recall_rows(tenant=tenant, query=query, terms=terms, using=using):
         relevance = 0.0
         if terms:
             haystack = " ".join((row.value, row.field, row.entity_id, row.display_name))

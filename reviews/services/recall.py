@@ -11,6 +11,7 @@ from django.utils import timezone
 from ..actors import Actor
 from ..errors import Forbidden
 from ..hotpath import prepared_cursor
+from ..replicas import read_on_replica
 from ..models import RecallRecord, Scope, Tenant
 from ..secrets import mask_secrets
 from ..selectors import RecallQuery, RecallResult, recall_select
@@ -23,8 +24,10 @@ def recall_perform(
 
     1. ``include_sensitive`` from a caller without ``recall:sensitive`` is refused
        outright rather than silently ignored, so a misconfigured agent finds out.
-    2. Select under SPEC §5's policy (one query).
-    3. Write the recall record (one INSERT, the caller's query with credentials masked).
+    2. Select under SPEC §5's policy (one query), on a read replica when one is
+       configured and current (reviews/replicas.py), else on the primary.
+    3. Write the recall record on the primary (one INSERT, the caller's query with
+       credentials masked).
 
     A recall changes no memory, so it writes no audit event: the recall record is its
     trace, and an event per read would serialise every recall of a tenant on the audit
@@ -35,7 +38,9 @@ def recall_perform(
             "Sensitive facts need an API key with the 'recall:sensitive' scope.",
             details={"scope": Scope.RECALL_SENSITIVE},
         )
-    result = recall_select(tenant=tenant, query=query, may_see_sensitive=may_see_sensitive)
+    result = read_on_replica(
+        lambda alias: recall_select(tenant=tenant, query=query, may_see_sensitive=may_see_sensitive, using=alias)
+    )
     recorded_query = replace(query, q=mask_secrets(query.q).text) if query.q else query
     record = RecallRecord(
         tenant=tenant,

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET
 from ..actors import Actor
 from ..models import ActorKind, ApiKey, Fact, RecallRecord
 from ..permissions import can_audit, staff_tenant
+from ..replicas import replica_view
 from ..selectors import recall_record_facts, recall_records_page, recalls_of_fact
 
 
@@ -43,6 +44,7 @@ def _positive_int(raw: str | None) -> int | None:
 
 
 @auditor_view
+@replica_view
 def recall_list(request):
     user_id = request.GET.get("user_id", "").strip()[:128]
     caller = request.GET.get("caller", "").strip()[:160]
@@ -60,6 +62,7 @@ def recall_list(request):
 
 @auditor_view
 def recall_detail(request, pk: int):
+    # On the primary: a recall's own record is looked up by the id the recall just returned.
     record = get_object_or_404(RecallRecord, tenant=request.tenant, pk=pk)
     return render(
         request,
@@ -69,6 +72,7 @@ def recall_detail(request, pk: int):
 
 
 @auditor_view
+@replica_view
 def fact_recalls(request, pk: int):
     fact = get_object_or_404(Fact.objects.select_related("entity", "subject"), tenant=request.tenant, pk=pk)
     recalls = recalls_of_fact(fact)
