@@ -57,6 +57,8 @@ class Proposal:
     supersedes: bool = False
     secret_kinds: tuple[str, ...] = ()
     value_too_long: bool = False
+    # Grounding flags (SPEC §3, reviews/grounding.py): any of them keeps a person deciding.
+    grounding: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,19 @@ class Decision:
 
 
 def evaluate(
+    proposal: Proposal,
+    **snapshot,
+) -> Decision:
+    """SPEC §3's steps; a candidate flagged by grounding is never decided automatically:
+    what would have been any outcome but a rejection or a review waits in ``pending_review``."""
+    decision = _evaluate_steps(proposal, **snapshot)
+    if proposal.grounding and decision.status not in (CandidateStatus.REJECTED, CandidateStatus.PENDING_REVIEW):
+        return Decision(CandidateStatus.PENDING_REVIEW, Reason.UNGROUNDED,
+                        conflict_with=decision.conflict_with or decision.replaces)
+    return decision
+
+
+def _evaluate_steps(
     proposal: Proposal,
     *,
     rule: FieldRule | None,

@@ -83,6 +83,7 @@ class QueueFilters:
     conflict: bool | None = None
     new_entity: bool | None = None
     age: str = ""
+    flag: str = ""
 
     def __post_init__(self):
         if self.status not in QUEUE_PHASES:
@@ -91,6 +92,8 @@ class QueueFilters:
             raise InvalidInput("Unknown sensitivity.", details={"sensitivity": list(Sensitivity.values)})
         if self.age and self.age not in QUEUE_AGES:
             raise InvalidInput("Unknown age.", details={"age": list(QUEUE_AGES)})
+        if self.flag and self.flag not in CandidateFlag.ALL:
+            raise InvalidInput("Unknown flag.", details={"flag": list(CandidateFlag.ALL)})
         for name in ("min_confidence", "max_confidence"):
             bound = getattr(self, name)
             if bound is not None and not 0.0 <= bound <= 1.0:
@@ -144,12 +147,14 @@ def _sensitivity_q(tenant: Tenant, sensitivity: str) -> Q:
     return match
 
 
-def _new_entity_q() -> Q:
+def _flag_q(flag: str) -> Q:
     if connection.features.supports_json_field_contains:
-        flagged = Q(flags__contains=[CandidateFlag.NEW_ENTITY])
-    else:  # SQLite: the flags are a short JSON list of plain words
-        flagged = Q(flags__icontains=f'"{CandidateFlag.NEW_ENTITY}"')
-    return flagged | Q(entity__is_new=True)
+        return Q(flags__contains=[flag])
+    return Q(flags__icontains=f'"{flag}"')  # SQLite: the flags are a short JSON list of plain words
+
+
+def _new_entity_q() -> Q:
+    return _flag_q(CandidateFlag.NEW_ENTITY) | Q(entity__is_new=True)
 
 
 def queue_filtered(*, tenant: Tenant, filters: QueueFilters, now: datetime | None = None) -> QuerySet:
@@ -173,6 +178,8 @@ def queue_filtered(*, tenant: Tenant, filters: QueueFilters, now: datetime | Non
         queryset = queryset.filter(has_conflict=filters.conflict)
     if filters.new_entity is not None:
         queryset = queryset.filter(_new_entity_q()) if filters.new_entity else queryset.exclude(_new_entity_q())
+    if filters.flag:
+        queryset = queryset.filter(_flag_q(filters.flag))
     if filters.age:
         now = now or timezone.now()
         at_least, younger_than = QUEUE_AGES[filters.age]
@@ -246,6 +253,11 @@ class QueueItem:
     @property
     def can_keep_both(self) -> bool:
         return self.cardinality == "many"
+
+    @property
+    def evidence_found(self) -> bool:
+        """The candidate's evidence is highlighted in its source message."""
+        return any(hit for line in self.conversation for _, hit in line.segments)
 
 
 def evidence_segments(content: str, evidence: str) -> list[tuple[str, bool]]:

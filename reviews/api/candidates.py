@@ -38,6 +38,8 @@ class SubmitResultSerializer(serializers.Serializer):
     status = serializers.CharField()
     reason = serializers.CharField(required=False)
     fact_id = serializers.IntegerField(required=False)
+    flags = serializers.ListField(child=serializers.CharField(), required=False,
+                                  help_text="e.g. `unsupported`, `not_from_user` (SPEC §3 grounding).")
 
 
 class CandidateSubmitApi(ApiView):
@@ -74,6 +76,7 @@ class CandidateSubmitApi(ApiView):
                     "status": result.status,
                     "reason": result.reason,
                     **({"fact_id": result.fact_id} if result.fact_id else {}),
+                    **({"flags": result.flags} if result.flags else {}),
                 }
                 for result in results
             ]

@@ -3,7 +3,7 @@ from drf_spectacular.utils import extend_schema, extend_schema_field, extend_sch
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from ..models import Candidate, Scope, Sensitivity
+from ..models import Candidate, CandidateFlag, Scope, Sensitivity
 from ..selectors import (
     QUEUE_AGES,
     QUEUE_MAX_PAGE_SIZE,
@@ -79,6 +79,8 @@ class ReviewQueueApi(ApiView):
         conflict = serializers.BooleanField(required=False, default=None, allow_null=True)
         new_entity = serializers.BooleanField(required=False, default=None, allow_null=True)
         age = serializers.ChoiceField(choices=list(QUEUE_AGES), required=False, default="")
+        flag = serializers.ChoiceField(choices=list(CandidateFlag.ALL), required=False, default="",
+                                       help_text="Only candidates carrying this flag (e.g. `unsupported`).")
         limit = serializers.IntegerField(min_value=1, max_value=QUEUE_MAX_PAGE_SIZE, required=False, default=QUEUE_PAGE_SIZE)
         cursor = serializers.CharField(max_length=200, required=False, default="")
 

@@ -84,6 +84,12 @@ class CandidateFlag:
     NEW_ENTITY = "new_entity"  # its entity was created by extraction and nobody has seen it
     CONTESTED = "contested"  # the subject sent a reviewer-approved fact back to review
     SECRET_MASKED = "secret_masked"  # a credential was cut out of its value or evidence
+    # Grounding (SPEC §3): never auto-approved or auto-corrected while it carries one of these.
+    UNSUPPORTED = "unsupported"  # its evidence is not in the source message, or does not state the value
+    NOT_FROM_USER = "not_from_user"  # its source message is the assistant's, a tool's or the system's
+
+    ALL = (NEW_ENTITY, CONTESTED, SECRET_MASKED, UNSUPPORTED, NOT_FROM_USER)
+    GROUNDING = (UNSUPPORTED, NOT_FROM_USER)
 
 
 class Reason(models.TextChoices):
@@ -102,6 +108,7 @@ class Reason(models.TextChoices):
     CORRECTION = "correction"
     AUTO_APPROVE = "auto_approve"
     NEEDS_REVIEW = "needs_review"
+    UNGROUNDED = "ungrounded"  # flagged unsupported or not from the user: a person decides
     REVIEWER_APPROVED = "reviewer_approved"
     REVIEWER_EDITED = "reviewer_edited"
     REVIEWER_REJECTED = "reviewer_rejected"

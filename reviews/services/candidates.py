@@ -26,12 +26,14 @@ from ..models import (
     FactStatus,
     Kind,
     MemoryScope,
+    Message,
     Reason,
     Source,
     Subject,
     SuppressedValue,
     Tenant,
 )
+from ..grounding import SourceMessage, grounding_flags
 from ..normalize import value_digest
 from ..policy import MAX_VALUE_LENGTH, ActiveFact, Decision, FieldRule, Proposal, Thresholds, evaluate
 from ..schema import TenantSchema
@@ -128,6 +130,7 @@ def candidates_submit(
         "entity_id", "field", "value_digest"
     ):
         suppressed.setdefault((entity_id, field_name), set()).add(digest)
+    sources = _source_messages(tenant, subject, candidates)
 
     now = timezone.now()
     rows: list[tuple[Candidate, Decision, FieldRule | None]] = []
@@ -156,6 +159,9 @@ def candidates_submit(
             supersedes=item.supersedes,
             secret_kinds=value_mask.kinds,
             value_too_long=len(value) > MAX_VALUE_LENGTH,
+            grounding=tuple(
+                grounding_flags(value=value, evidence=evidence_mask.text, source=sources.get(item.source_message_id))
+            ),
         )
         decision = evaluate(
             proposal,
@@ -172,6 +178,7 @@ def candidates_submit(
             flags.append(CandidateFlag.SECRET_MASKED)
         if entity is not None and entity.is_new:
             flags.append(CandidateFlag.NEW_ENTITY)
+        flags.extend(proposal.grounding)
         decided = decision.status not in OPEN_CANDIDATE_STATUSES
         candidate = Candidate(
             tenant=tenant,
@@ -253,6 +260,20 @@ def candidates_submit(
         SubmitResult(candidate.pk, decision.status, decision.reason, candidate.fact_id, candidate.flags)
         for candidate, decision, _ in rows
     ]
+
+
+def _source_messages(tenant: Tenant, subject: Subject, candidates: list[CandidateInput]) -> dict[str, SourceMessage]:
+    """The stored (masked) messages the candidates name, for grounding: one query."""
+    ids = {item.source_message_id for item in candidates if item.source_message_id}
+    if not ids:
+        return {}
+    rows = Message.objects.filter(tenant=tenant, message_id__in=ids).values_list(
+        "message_id", "role", "content", "subject_id"
+    )
+    return {
+        message_id: SourceMessage(role, content, is_subjects=subject_id == subject.pk)
+        for message_id, role, content, subject_id in rows
+    }
 
 
 def _placeholder(index: int) -> int:

@@ -2,7 +2,7 @@
 from django import template
 from django.utils.translation import gettext_lazy as _
 
-from ..models import CandidateStatus, Reason, Sensitivity, Source
+from ..models import CandidateFlag, CandidateStatus, Reason, Sensitivity, Source
 
 register = template.Library()
 
@@ -20,6 +20,7 @@ REASON_LABELS = {
     Reason.CORRECTION: _("explicit correction"),
     Reason.AUTO_APPROVE: _("auto-approved"),
     Reason.NEEDS_REVIEW: _("needs review"),
+    Reason.UNGROUNDED: _("not supported by the user's own words"),
     Reason.REVIEWER_APPROVED: _("approved by a reviewer"),
     Reason.REVIEWER_EDITED: _("edited by a reviewer"),
     Reason.REVIEWER_REJECTED: _("rejected by a reviewer"),
@@ -29,6 +30,20 @@ REASON_LABELS = {
     Reason.NEWER_CANDIDATE: _("a newer value came first"),
     Reason.ERASED: _("erased"),
 }
+
+
+FLAG_LABELS = {
+    CandidateFlag.NEW_ENTITY: _("new entity"),
+    CandidateFlag.CONTESTED: _("contested by the user"),
+    CandidateFlag.SECRET_MASKED: _("credential masked"),
+    CandidateFlag.UNSUPPORTED: _("not supported by its message"),
+    CandidateFlag.NOT_FROM_USER: _("not the user's own words"),
+}
+
+
+@register.filter
+def flag_label(code: str) -> str:
+    return FLAG_LABELS.get(code, code)
 
 
 @register.filter

@@ -34,6 +34,7 @@ from ..models import (
     Sensitivity,
 )
 from ..permissions import can_decide, can_view_queue, staff_tenant
+from ..templatetags.reviewer_tags import FLAG_LABELS
 from ..selectors import (
     ANY_RELATION,
     QUEUE_STATUS_ALL,
@@ -108,6 +109,7 @@ STATUS_CHOICES = [
     *CandidateStatus.choices,
     (QUEUE_STATUS_ALL, gettext_lazy("all")),
 ]
+FLAG_CHOICES = [("", gettext_lazy("any")), *FLAG_LABELS.items()]
 AGE_CHOICES = [
     ("", gettext_lazy("any age")),
     ("lt1d", gettext_lazy("less than a day")),
@@ -129,6 +131,7 @@ class QueueFilterForm(forms.Form):
     conflict = forms.ChoiceField(label=gettext_lazy("Conflict"), choices=YES_NO, required=False)
     new_entity = forms.ChoiceField(label=gettext_lazy("New entity"), choices=YES_NO, required=False)
     age = forms.ChoiceField(label=gettext_lazy("Age"), choices=AGE_CHOICES, required=False)
+    flag = forms.ChoiceField(label=gettext_lazy("Flag"), choices=FLAG_CHOICES, required=False)
     user_id = forms.CharField(label=gettext_lazy("User"), max_length=128, required=False)
 
     def __init__(self, *args, tenant, **kwargs):
