@@ -227,6 +227,7 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BEAT_SCHEDULE = {
     "extract-pending-sweep": {"task": "reviews.tasks.sweep_pending_extractions", "schedule": timedelta(minutes=1)},
+    "carry-out-deletions": {"task": "reviews.tasks.carry_out_due_deletions", "schedule": timedelta(minutes=1)},
     "expire-facts": {"task": "reviews.tasks.expire_facts", "schedule": timedelta(minutes=15)},
     "reconcile-projection": {"task": "reviews.tasks.reconcile_projection", "schedule": timedelta(hours=1)},
 }
@@ -258,6 +259,8 @@ MEMORY_API_KEY_CACHE_SECONDS = env.float("MEMORY_API_KEY_CACHE_SECONDS", default
 # second of recall records (never a fact, never an audit event). Off: every record durable.
 MEMORY_RECALL_ASYNC_COMMIT = env.bool("MEMORY_RECALL_ASYNC_COMMIT", default=False)
 MEMORY_PORTAL_LINK_MAX_AGE = env.int("MEMORY_PORTAL_LINK_MAX_AGE", default=24 * 3600)
+# How long a subject can undo "delete this memory" before the erasure proper runs.
+MEMORY_UNDO_SECONDS = env.int("MEMORY_UNDO_SECONDS", default=30)
 MEMORY_PUBLIC_BASE_URL = env.str("MEMORY_PUBLIC_BASE_URL", default="http://127.0.0.1:8000")
 
 LOGGING = {

@@ -69,10 +69,11 @@ def runs_in_process() -> bool:
     return bool(app.conf.task_always_eager)
 
 
-def publish_tasks(task, argument_lists: list[tuple]) -> int:
+def publish_tasks(task, argument_lists: list[tuple], *, countdown: float | None = None) -> int:
     """Send ``task`` once per argument tuple over one broker connection; never raises.
 
     Returns how many were sent. While the broker is known to be down, sends nothing.
+    ``countdown``: seconds the worker waits before running them.
     """
     from memory_portal.celery import app
 
@@ -82,7 +83,7 @@ def publish_tasks(task, argument_lists: list[tuple]) -> int:
     try:
         with app.producer_or_acquire() as producer:
             for args in argument_lists:
-                task.apply_async(args, producer=producer, retry=False)
+                task.apply_async(args, producer=producer, retry=False, countdown=countdown)
                 sent += 1
     except Exception as exc:  # noqa: BLE001 - any broker failure: the work is safe in the database
         _broker_down_until[broker] = time.monotonic() + BROKER_BACKOFF_SECONDS

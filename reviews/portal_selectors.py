@@ -9,8 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field as dataclass_field
 from datetime import datetime
 
+from datetime import timedelta
+
 from django.db.models import Count, Max, Min, Q
+from django.utils import timezone
+from django.utils.text import get_text_list
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext_lazy
 
 from .actors import Actor
 from .errors import NotFound
@@ -21,8 +27,10 @@ from .models import (
     CandidateFlag,
     CandidateStatus,
     Category,
+    DeletionStatus,
     Entity,
     Fact,
+    FactDeletion,
     FactStatus,
     FactVersion,
     Kind,
@@ -69,16 +77,21 @@ ENTITY_TYPE_LABELS = {
     "organization": _("Organisation"),
     "preference": _("Your preferences"),
 }
-# Counts on a receipt or a confirmation page, in the order they are listed.
+# Counts on a receipt or a confirmation page, in the order they are listed: the words
+# follow the number (singular or plural), e.g. "3 chat messages".
 COUNT_LABELS = {
-    "facts": _("memories (facts)"),
-    "fact_versions": _("earlier versions of them"),
-    "candidates": _("suggestions and questions (candidates)"),
-    "messages": _("chat messages"),
-    "recall_records": _("records of what agents recalled"),
-    "store_items": _("copies in the agents' memory store"),
-    "audit_values": _("values in the audit log (the log keeps only fingerprints)"),
-    "export_files": _("audit export files that held them"),
+    "facts": ngettext_lazy("memory", "memories", "n"),
+    "fact_versions": ngettext_lazy("earlier version of a memory", "earlier versions of memories", "n"),
+    "candidates": ngettext_lazy("suggestion or question", "suggestions and questions", "n"),
+    "messages": ngettext_lazy("chat message", "chat messages", "n"),
+    "recall_records": ngettext_lazy("note of what the assistant looked up", "notes of what the assistant looked up", "n"),
+    "store_items": ngettext_lazy("entry in the assistant's memory store", "entries in the assistant's memory store", "n"),
+    "audit_values": ngettext_lazy(
+        "readable entry in our activity log (the log keeps only a fingerprint)",
+        "readable entries in our activity log (the log keeps only fingerprints)",
+        "n",
+    ),
+    "export_files": ngettext_lazy("copy of our activity log made for an auditor", "copies of our activity log made for auditors", "n"),
 }
 
 
@@ -187,9 +200,16 @@ def _active_facts(subject: Subject):
     return Fact.objects.filter(subject=subject, status=FactStatus.ACTIVE).select_related("entity")
 
 
-def subject_memories(subject: Subject) -> list[Section]:
-    """Every published fact of the subject, grouped by SPEC §2 category, with history."""
-    facts = list(_active_facts(subject).order_by("entity__entity_type", "entity__entity_id", "field", "pk"))
+def subject_memories(subject: Subject, *, hide=frozenset()) -> list[Section]:
+    """Every published fact of the subject, grouped by SPEC §2 category, with history.
+
+    ``hide``: fact ids not to list (those whose deletion is scheduled show apart, with Undo).
+    """
+    facts = [
+        fact
+        for fact in _active_facts(subject).order_by("entity__entity_type", "entity__entity_id", "field", "pk")
+        if fact.pk not in hide
+    ]
     items = _memory_items(subject, facts, with_history=True)
     by_category: dict[str, list[MemoryItem]] = {}
     for item in items:
@@ -408,8 +428,82 @@ def erasure_preview(
 
 
 def describe_counts(counts: dict) -> list[tuple[str, str, int]]:
-    """(key, label, n) for a receipt or a preview: known counts in a stable order, then any other."""
-    known = [(key, str(label), int(counts.get(key) or 0)) for key, label in COUNT_LABELS.items() if key in counts]
+    """(key, words, n) for a receipt or a preview: known counts in a stable order, then any other."""
+    known = [
+        (key, COUNT_LABELS[key] % {"n": n}, n)
+        for key, n in ((key, int(counts.get(key) or 0)) for key in COUNT_LABELS if key in counts)
+    ]
     other = [(key, key.replace("_", " "), int(n or 0)) for key, n in sorted(counts.items()) if key not in COUNT_LABELS]
     return known + other
+
+
+def describe_erasure(receipt: dict) -> list[str]:
+    """Where a deletion of one memory reaches, in plain words ("from 3 messages"), in order."""
+    deleted, redacted = receipt.get("deleted") or {}, receipt.get("redacted") or {}
+    places = []
+    if deleted.get("facts"):
+        places.append(gettext("from your memories"))
+    messages = int(deleted.get("messages") or 0) + int(redacted.get("messages") or 0)
+    if messages:
+        places.append(ngettext("from %(n)s chat message", "from %(n)s chat messages", messages) % {"n": messages})
+    if deleted.get("store_items"):
+        places.append(gettext("from the assistant's memory store"))
+    exports = int(deleted.get("export_files") or 0)
+    if exports:
+        places.append(
+            ngettext("from %(n)s copy of our activity log made for an auditor",
+                     "from %(n)s copies of our activity log made for auditors", exports) % {"n": exports}
+        )
+    return places
+
+
+def erasure_sentence(places: list[str]) -> str:
+    """"deleted from your memories, from 3 chat messages and from the assistant's memory store"."""
+    if not places:
+        return gettext("nothing was left to delete")
+    return gettext("deleted %(places)s") % {"places": get_text_list(places, gettext("and"))}
+
+
+# --- Scheduled deletions (undo) --------------------------------------------------------------
+
+# How long a carried-out deletion stays on the page, as its receipt.
+DONE_SHOWN_FOR = timedelta(hours=1)
+
+
+@dataclass
+class DeletionItem:
+    deletion: FactDeletion
+    label: str  # "Your city" or "Project: flask-migration · Database"
+    value: str  # while scheduled; a carried-out deletion has none left to show
+    sentence: str = ""  # for a carried-out one: where it was deleted from
+
+
+@dataclass
+class Deletions:
+    scheduled: list[DeletionItem]
+    done: list[DeletionItem]
+
+    @property
+    def scheduled_fact_ids(self) -> set[int]:
+        return {item.deletion.fact_id for item in self.scheduled}
+
+
+def subject_deletions(subject: Subject) -> Deletions:
+    """The subject's deletions waiting for their undo window, and those done in the last hour."""
+    rows = FactDeletion.objects.filter(
+        Q(status=DeletionStatus.SCHEDULED)
+        | Q(status=DeletionStatus.DONE, settled_at__gte=timezone.now() - DONE_SHOWN_FOR),
+        subject=subject,
+    ).select_related("fact__entity").order_by("-requested_at")
+    scheduled, done = [], []
+    for row in rows:
+        fact = row.fact
+        label = field_label(fact.entity.entity_type, fact.field)
+        if fact.entity.entity_type != "user":
+            label = f"{entity_label(fact.entity)} · {label}"
+        if row.status == DeletionStatus.SCHEDULED:
+            scheduled.append(DeletionItem(row, str(label), fact.value))
+        else:
+            done.append(DeletionItem(row, str(label), "", erasure_sentence(describe_erasure(row.receipt))))
+    return Deletions(scheduled, done)
 

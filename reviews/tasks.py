@@ -31,6 +31,22 @@ def expire_facts() -> None:
 
 
 @shared_task(acks_late=True)
+def carry_out_fact_deletion(deletion_id: int) -> None:
+    """A subject's deletion once its undo window has passed."""
+    from .services import deletions
+
+    deletions.fact_deletion_carry_out(deletion_id=deletion_id)
+
+
+@shared_task(acks_late=True)
+def carry_out_due_deletions() -> int:
+    """The beat's safety net: scheduled deletions whose delayed task was lost."""
+    from .services import deletions
+
+    return deletions.due_deletions_carry_out()
+
+
+@shared_task(acks_late=True)
 def audit_export_run(export_id: int) -> None:
     audit_export.audit_export_run(export_id=export_id)
 

@@ -7,6 +7,7 @@ from .choices import (
     CandidateStatus,
     Cardinality,
     Category,
+    DeletionStatus,
     ExtractionStatus,
     ExtractorName,
     FactStatus,
@@ -20,7 +21,7 @@ from .choices import (
 )
 from .exports import AuditExport, ExportFormat, ExportStatus
 from .memory import Candidate, Entity, EntityAlias, Fact, FactVersion, Message, RecallRecord, SuppressedValue
-from .portal import PortalLink
+from .portal import FactDeletion, PortalLink
 from .tenancy import ApiKey, FieldDefinition, Membership, Subject, Tenant
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "CandidateStatus",
     "Cardinality",
     "Category",
+    "DeletionStatus",
     "Entity",
     "EntityAlias",
     "ExportFormat",
@@ -44,6 +46,7 @@ __all__ = [
     "ExtractionStatus",
     "ExtractorName",
     "Fact",
+    "FactDeletion",
     "FactStatus",
     "FactVersion",
     "FieldDefinition",

@@ -126,6 +126,14 @@ class FactStatus(models.TextChoices):
     EXPIRED = "expired", _("expired")
 
 
+class DeletionStatus(models.TextChoices):
+    """A subject's deletion of one fact: undoable while scheduled, then carried out (SPEC §4)."""
+
+    SCHEDULED = "scheduled", _("scheduled")
+    UNDONE = "undone", _("undone")
+    DONE = "done", _("done")
+
+
 class ActorKind(models.TextChoices):
     """Who acted (SPEC §6); an actor is a kind and, for most kinds, an id (``reviews.actors.Actor``)."""
 
@@ -177,6 +185,8 @@ class AuditAction(models.TextChoices):
     FACT_CONTESTED = "fact.contested"
     FACT_REINSTATED = "fact.reinstated"
     FACT_DELETED = "fact.deleted"
+    FACT_DELETION_SCHEDULED = "fact.deletion_scheduled"
+    FACT_DELETION_UNDONE = "fact.deletion_undone"
     FACT_EXPIRED = "fact.expired"
     ENTITY_MERGED = "entity.merged"
     MEMORY_DELETED = "memory.deleted"

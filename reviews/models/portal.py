@@ -2,6 +2,7 @@
 from django.db import models
 from django.db.models import Q
 
+from .choices import DeletionStatus
 from .tenancy import Subject, Tenant
 
 
@@ -28,3 +29,36 @@ class PortalLink(models.Model):
 
     def __str__(self):
         return f"portal link #{self.pk} for {self.subject_id}"
+
+
+class FactDeletion(models.Model):
+    """A subject's "delete this memory", undoable until ``due_at`` (SPEC §4).
+
+    The fact stays as it is while the deletion is scheduled; the erasure proper
+    (:func:`reviews.services.erasure.fact_erase`) runs once the window has passed: a
+    delayed task when a broker is configured, the next load of the subject's page, or the
+    beat's sweep, whichever comes first. The row keeps the receipt (counts, never values).
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="fact_deletions")
+    fact = models.ForeignKey("reviews.Fact", on_delete=models.CASCADE, related_name="deletions")
+    status = models.CharField(max_length=16, choices=DeletionStatus.choices, default=DeletionStatus.SCHEDULED)
+    requested_by = models.CharField(max_length=160)
+    requested_at = models.DateTimeField()
+    due_at = models.DateTimeField()
+    settled_at = models.DateTimeField(null=True, blank=True)
+    receipt = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["fact"], condition=Q(status=DeletionStatus.SCHEDULED), name="one_scheduled_deletion_per_fact"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["due_at"], name="fact_deletion_due", condition=Q(status=DeletionStatus.SCHEDULED)),
+        ]
+
+    def __str__(self):
+        return f"deletion #{self.pk} of fact {self.fact_id} ({self.status})"

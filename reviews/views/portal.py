@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import wraps
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import logout
 from django.http import Http404, JsonResponse
@@ -28,7 +29,9 @@ from ..errors import DomainError, NotFound
 from ..permissions import PORTAL_SESSION_KEY, portal_binding, portal_subject
 from ..portal_selectors import (
     describe_counts,
+    describe_erasure,
     erasure_preview,
+    subject_deletions,
     subject_fact,
     subject_memories,
     subject_scopes,
@@ -37,7 +40,13 @@ from ..portal_selectors import (
     subject_waiting_item,
 )
 from ..services.candidates import Resolution, candidate_approve, candidate_reject, candidate_settle_conflict
-from ..services.erasure import fact_erase, facts_delete, subject_erase
+from ..services.deletions import (
+    due_deletions_carry_out,
+    fact_deletion_schedule,
+    fact_deletion_undo,
+    fact_erase_preview,
+)
+from ..services.erasure import facts_delete, subject_erase
 from ..services.facts import fact_edit
 from ..services.portal import (
     PortalLinkRefused,
@@ -64,6 +73,7 @@ SERVICE_MESSAGES = [
     gettext_noop("Write the value to keep."),
     gettext_noop("The tenant's schema no longer allows this field."),
     gettext_noop("Only a fact a reviewer approved can be contested; edit or delete this one directly."),
+    gettext_noop("Too late to undo: this memory is already deleted."),
 ]
 SCOPE_LABELS = {
     "thread_id": gettext_lazy("Conversation"),
@@ -122,10 +132,21 @@ class PauseForm(forms.Form):
     paused = forms.TypedChoiceField(choices=[("1", "1"), ("0", "0")], coerce=lambda v: v == "1")
 
 
+# What a subject types to confirm "forget me": the phrase in their language (or English).
+FORGET_PHRASE = gettext_lazy("forget me")
+
+
 class ForgetForm(forms.Form):
-    confirm = forms.BooleanField(
-        required=True, error_messages={"required": gettext_lazy("Tick the box to confirm you want everything deleted.")}
-    )
+    confirm_text = forms.CharField(required=False, max_length=100)
+
+    def clean_confirm_text(self):
+        typed = " ".join((self.cleaned_data.get("confirm_text") or "").split()).casefold()
+        if typed not in {str(FORGET_PHRASE).casefold(), "forget me"}:
+            raise forms.ValidationError(
+                gettext_lazy("Type %(phrase)s to confirm you want everything deleted."),
+                params={"phrase": f"“{FORGET_PHRASE}”"},
+            )
+        return typed
 
 
 class InvalidForm(DomainError):
@@ -220,9 +241,37 @@ def sign_out(request):
 @require_GET
 @subject_required
 def home(request):
-    sections = subject_memories(request.subject)
+    # Deletions past their undo window are carried out now at the latest (no broker needed).
+    due_deletions_carry_out(subject=request.subject)
+    deletions = subject_deletions(request.subject)
+    sections = subject_memories(request.subject, hide=deletions.scheduled_fact_ids)
     total = sum(len(section.items) for section in sections)
-    return render(request, "portal/home.html", _context(request, sections=sections, total=total, tab="home"))
+    context = _context(request, sections=sections, total=total, deletions=deletions, tab="home")
+    return render(request, "portal/home.html", context)
+
+
+@require_GET
+@subject_required
+def deletions_status(request):
+    """The deletions panel alone, for htmx to poll while one is scheduled."""
+    due_deletions_carry_out(subject=request.subject)
+    if not request.htmx:
+        return redirect("reviews:portal_home")
+    return render(request, "portal/home.html#deletions", _context(request, deletions=subject_deletions(request.subject)))
+
+
+@require_POST
+@subject_required
+def deletion_undo(request, deletion_id: int):
+    try:
+        deletion = fact_deletion_undo(deletion_id=deletion_id, **_scope(request))
+    except NotFound:
+        raise
+    except DomainError as exc:
+        messages.error(request, _(exc.message))
+        return redirect("reviews:portal_home")
+    messages.success(request, _("Undone: we keep this memory."))
+    return redirect(f"{reverse('reviews:portal_home')}#fact-{deletion.fact_id}")
 
 
 def _fact_page(request, fact_id: int, *, error: DomainError | None = None, value: str | None = None, status=200):
@@ -251,11 +300,18 @@ def fact_correct(request, fact_id: int):
     return redirect(f"{reverse('reviews:portal_home')}#fact-{fact.pk}")
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 @subject_required
 def fact_remove(request, fact_id: int):
-    receipt = fact_erase(fact_id=fact_id, **_scope(request))
-    return _show_receipt(request, receipt.as_dict())
+    """GET: what deleting this fact removes; POST: schedule it (undoable for a while)."""
+    if request.method == "POST":
+        fact_deletion_schedule(fact_id=fact_id, **_scope(request))
+        return redirect("reviews:portal_home")
+    item = subject_fact(request.subject, fact_id)
+    receipt = fact_erase_preview(fact_id=fact_id, **_scope(request))
+    context = _context(request, item=item, reaches=describe_erasure(receipt.as_dict()), tab="home",
+                       undo_seconds=settings.MEMORY_UNDO_SECONDS)
+    return render(request, "portal/fact_delete.html", context)
 
 
 @require_POST
@@ -450,7 +506,8 @@ def forget(request):
         else:
             receipt = subject_erase(**_scope(request))
             return _show_receipt(request, receipt.as_dict())
-    context = _context(request, counts=describe_counts(counts), forget=True, error=error, tab="controls")
+    context = _context(request, counts=describe_counts(counts), forget=True, error=error, tab="controls",
+                       phrase=FORGET_PHRASE)
     return render(request, "portal/erase_confirm.html", context, status=400 if error else 200)
 
 

@@ -135,7 +135,7 @@ def test_pause_then_forget_me(page, screenshot, tenant, alice, make_client):
     assert page.locator("[data-count=facts] strong").inner_text() == "4"
     assert page.locator("[data-count=messages] strong").inner_text() == "4"
     screenshot(page, "portal-forget-confirm")
-    page.check("input[name=confirm]")
+    page.fill("#forget-confirm", "forget me")
     page.get_by_role("button", name="Delete everything").click()
     page.wait_for_url("**/me/controls/receipt/")
     assert page.locator("[data-count=facts] strong").inner_text() == "4"

@@ -6,13 +6,14 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from reviews.models import AuditEvent, Candidate, Fact, Message, Subject, SuppressedValue
+from reviews.models import AuditEvent, Candidate, DeletionStatus, Fact, FactDeletion, Message, Subject, SuppressedValue
 from reviews.normalize import value_digest
 from tests.conftest import candidate
 
 
-# Session, subject, facts, their versions, their source messages, the waiting badge.
-QUERIES_ON_HOME = 6
+# Session, subject, due deletions, the deletions panel, facts, their versions, their source
+# messages, the waiting badge.
+QUERIES_ON_HOME = 8
 
 
 def events(tenant, action, actor="subject:alice"):
@@ -197,15 +198,62 @@ class TestFactControls:
         response = alice_client.post(f"/me/facts/{alice.name.pk}/correct/", {"value": "Al", "version": 7})
         assert response.status_code == 409 and "changed since you loaded it" in text(response)
 
-    def test_deleting_a_fact_shows_its_receipt(self, tenant, alice, alice_client):
+    def test_deleting_a_fact_shows_what_goes_then_waits_for_the_undo_window(self, tenant, alice, alice_client):
+        preview = text(alice_client.get(f"/me/facts/{alice.name.pk}/delete/"))
+        assert "Delete this memory?" in preview and "Your name" in preview and "Alice" in preview
+        assert "from your memories" in preview and "from 1 chat message" in preview
+        assert "from the assistant's memory store" in preview
+        assert "undo it for 30 seconds" in preview
+        # The preview wrote nothing: no event, no suppression, the fact as it was.
+        assert Fact.objects.get(pk=alice.name.pk).value == "Alice"
+        assert not events(tenant, "fact.deleted").exists()
+        assert Message.objects.filter(subject__user_id="alice", content__contains="Alice").exists()
+
         response = alice_client.post(f"/me/facts/{alice.name.pk}/delete/", follow=True)
-        assert response.redirect_chain[-1][0] == "/me/controls/receipt/"
+        assert response.redirect_chain[-1][0] == "/me/"
         page = text(response)
-        assert "Deleted" in page and "1 memories (facts)" in page
-        assert not Fact.objects.filter(pk=alice.name.pk, status="active").exists()
-        assert AuditEvent.objects.filter(tenant_id=tenant.pk, action="memory.deleted", actor="subject:alice").exists()
-        # Reloading the receipt deletes nothing more.
-        assert alice_client.get("/me/controls/receipt/").status_code == 200
+        assert "Your name (Alice) will be deleted at" in page and "Undo" in page
+        assert Fact.objects.get(pk=alice.name.pk).status == "active"  # nothing erased yet
+        [scheduled] = events(tenant, "fact.deletion_scheduled")
+        assert scheduled.actor == "subject:alice" and scheduled.object_id == str(alice.name.pk)
+
+    def test_after_the_window_the_page_carries_the_deletion_out_and_says_where(self, tenant, alice, alice_client):
+        alice_client.post(f"/me/facts/{alice.name.pk}/delete/")
+        FactDeletion.objects.update(due_at=timezone.now() - timedelta(seconds=1))
+        page = text(alice_client.get("/me/"))
+        assert ("Your name — deleted from your memories, from 1 chat message and from the assistant's memory store"
+                in page), page
+        assert "Alice" not in page.replace("Alice Smith", "")
+        assert Fact.objects.get(pk=alice.name.pk).status == "deleted"
+        assert events(tenant, "memory.deleted").filter(actor="subject:alice").exists()
+        deletion = FactDeletion.objects.get()
+        assert deletion.status == DeletionStatus.DONE and deletion.receipt["deleted"]["facts"] == 1
+        assert "Alice" not in json.dumps(deletion.receipt)
+        # Too late to undo now.
+        response = alice_client.post(f"/me/deletions/{deletion.pk}/undo/", follow=True)
+        assert "Too late to undo" in text(response)
+        assert Fact.objects.get(pk=alice.name.pk).status == "deleted"
+
+    def test_undo_inside_the_window_keeps_the_memory(self, tenant, alice, alice_client):
+        alice_client.post(f"/me/facts/{alice.name.pk}/delete/")
+        deletion = FactDeletion.objects.get()
+        response = alice_client.post(f"/me/deletions/{deletion.pk}/undo/", follow=True)
+        assert "Undone: we keep this memory." in text(response)
+        deletion.refresh_from_db()
+        assert deletion.status == DeletionStatus.UNDONE
+        FactDeletion.objects.update(due_at=timezone.now() - timedelta(seconds=1))
+        alice_client.get("/me/")
+        assert Fact.objects.get(pk=alice.name.pk).value == "Alice"
+        [undone] = events(tenant, "fact.deletion_undone")
+        assert undone.actor == "subject:alice"
+
+    def test_the_deletions_panel_polls_while_one_is_scheduled(self, alice, alice_client):
+        alice_client.post(f"/me/facts/{alice.name.pk}/delete/")
+        panel = alice_client.get("/me/deletions/", HTTP_HX_REQUEST="true").content.decode()
+        assert 'hx-trigger="every 3s"' in panel and 'data-status="scheduled"' in panel
+        FactDeletion.objects.update(due_at=timezone.now() - timedelta(seconds=1))
+        panel = alice_client.get("/me/deletions/", HTTP_HX_REQUEST="true").content.decode()
+        assert "hx-trigger" not in panel and 'data-status="done"' in panel
 
     def test_contesting_from_the_page(self, tenant, alice, alice_client):
         page = text(alice_client.get(f"/me/facts/{alice.role.pk}/"))
@@ -249,10 +297,10 @@ class TestControls:
         confirm = alice_client.get("/me/controls/delete/", {"thread_id": "alice-t1"})
         assert confirm.status_code == 200
         page = text(confirm)
-        assert "Conversation alice-t1" in page and "2 chat messages" in page and "3 memories (facts)" in page
+        assert "Conversation alice-t1" in page and "2 chat messages" in page and "3 memories" in page
         response = alice_client.post("/me/controls/delete/", {"thread_id": "alice-t1"}, follow=True)
         receipt = text(response)
-        assert "2 chat messages" in receipt and "3 memories (facts)" in receipt
+        assert "2 chat messages" in receipt and "3 memories" in receipt
         assert not Message.objects.filter(subject__user_id="alice", thread_id="alice-t1").exists()
         assert Message.objects.filter(subject__user_id="alice", thread_id="alice-t2").count() == 2
         assert not Fact.objects.filter(pk__in=[alice.name.pk, alice.role.pk, alice.database.pk], status="active")
@@ -279,11 +327,11 @@ class TestControls:
 
     def test_forget_me_confirms_with_counts_then_erases(self, tenant, alice, alice_client):
         confirm = text(alice_client.get("/me/controls/forget/"))
-        assert "4 memories (facts)" in confirm and "4 chat messages" in confirm
+        assert "4 memories" in confirm and "4 chat messages" in confirm
         assert f"{Candidate.objects.filter(subject__user_id='alice').count()} suggestions" in confirm
         refused = alice_client.post("/me/controls/forget/", {})
         assert refused.status_code == 400 and Fact.objects.filter(subject__user_id="alice").exists()
-        response = alice_client.post("/me/controls/forget/", {"confirm": "yes"}, follow=True)
+        response = alice_client.post("/me/controls/forget/", {"confirm_text": "forget me"}, follow=True)
         receipt = text(response)
         assert "Deleted" in receipt and "4 chat messages" in receipt
         assert not Fact.objects.filter(subject__user_id="alice").exists()

@@ -12,8 +12,9 @@ from django.test import Client
 from django.urls import URLPattern
 
 from reviews import portal_urls
-from reviews.models import AuditEvent, Candidate, Fact, Message, PortalLink, Subject
-from reviews.actors import SYSTEM
+from reviews.models import DeletionStatus, FactDeletion, AuditEvent, Candidate, Fact, Message, PortalLink, Subject
+from reviews.actors import SYSTEM, Actor
+from reviews.services.deletions import fact_deletion_schedule
 from reviews.services.portal import portal_link_create
 from tests.conftest import candidate
 from tests.portal.conftest import link_path
@@ -26,7 +27,7 @@ POST_DATA = {
     "resolution": "take_new",
     "note": "mine now",
     "paused": "1",
-    "confirm": "yes",
+    "confirm_text": "forget me",
 }
 # The door itself: a token, not an id; tested in test_portal_links.py.
 DOOR = {"portal_enter"}
@@ -63,6 +64,11 @@ def others(tenant, other_tenant, memory, submit):
     submit(tenant, "bob", candidate(entity_type="organization", entity_id="acme", field="industry",
                                     value="rockets", confidence=0.97))
     namesake = memory(other_tenant, "alice", prefix="t2alice")
+    # Each has a deletion waiting for its undo window: alice must not undo it.
+    for who, owner, victim in (("bob", tenant, bob), ("alice", other_tenant, namesake)):
+        victim.deletion_ids = [
+            fact_deletion_schedule(tenant=owner, user_id=who, fact_id=victim.name.pk, actor=Actor.subject(who)).pk
+        ]
     return {"bob": bob, "namesake": namesake}
 
 
@@ -74,7 +80,7 @@ class TestEveryUrlWithSomeoneElsesIds:
             "portal_item_confirm", "portal_item_correct", "portal_item_reject", "portal_conflict_settle",
         }
         for pattern in with_ids:
-            assert set(pattern.pattern.converters) <= {"fact_id", "candidate_id"}, pattern.name
+            assert set(pattern.pattern.converters) <= {"fact_id", "candidate_id", "deletion_id"}, pattern.name
 
     @pytest.mark.parametrize("whose", ["bob", "namesake"])
     def test_each_answers_404_and_changes_nothing(self, tenant, other_tenant, alice, alice_client, others, whose):
@@ -90,9 +96,12 @@ class TestEveryUrlWithSomeoneElsesIds:
             converters = set(pattern.pattern.converters)
             if not converters:
                 continue
-            ids = victim.fact_ids if "fact_id" in converters else victim.candidate_ids
+            if "deletion_id" in converters:
+                ids = victim.deletion_ids
+            else:
+                ids = victim.fact_ids if "fact_id" in converters else victim.candidate_ids
             for some_id in ids:
-                url = url_for(pattern, fact_id=some_id, candidate_id=some_id)
+                url = url_for(pattern, fact_id=some_id, candidate_id=some_id, deletion_id=some_id)
                 for method in ("get", "post"):
                     response = getattr(alice_client, method)(url, POST_DATA)
                     if response.status_code == 405:
@@ -102,8 +111,11 @@ class TestEveryUrlWithSomeoneElsesIds:
                     assert b"Not found" in response.content
         assert walked >= 30
         assert snapshot(victim_filter) == before
+        assert FactDeletion.objects.get(pk=victim.deletion_ids[0]).status == DeletionStatus.SCHEDULED
         assert snapshot({"subject__tenant": tenant, "subject__user_id": "alice"}) == alice_before
-        assert not AuditEvent.objects.filter(actor="subject:alice").exclude(action="portal_link.redeemed").exists()
+        assert not AuditEvent.objects.filter(tenant_id=tenant.pk, actor="subject:alice").exclude(
+            action="portal_link.redeemed"
+        ).exists()
 
     @pytest.mark.parametrize(
         "scope",
@@ -139,7 +151,7 @@ class TestEveryUrlWithSomeoneElsesIds:
         bob = {"subject__tenant": tenant, "subject__user_id": "bob"}
         namesake = {"subject__tenant": other_tenant, "subject__user_id": "alice"}
         before = snapshot(bob), snapshot(namesake)
-        alice_client.post("/me/controls/forget/", {"confirm": "yes"})
+        alice_client.post("/me/controls/forget/", {"confirm_text": "forget me"})
         assert not Fact.objects.filter(subject__tenant=tenant, subject__user_id="alice").exists()
         assert (snapshot(bob), snapshot(namesake)) == before
 
@@ -154,7 +166,7 @@ class TestWithoutASession:
     def test_every_page_asks_for_a_link(self, alice):
         client = Client()
         for pattern in patterns():
-            url = url_for(pattern, fact_id=alice.name.pk, candidate_id=alice.unsure.pk)
+            url = url_for(pattern, fact_id=alice.name.pk, candidate_id=alice.unsure.pk, deletion_id=1)
             for method in ("get", "post"):
                 response = getattr(client, method)(url, POST_DATA)
                 if response.status_code == 405:
@@ -181,7 +193,7 @@ class TestCsrf:
         before = snapshot({"subject__tenant": tenant, "subject__user_id": "alice"})
         posted = 0
         for pattern in patterns():
-            url = url_for(pattern, fact_id=alice.role.pk, candidate_id=alice.sensitive.pk)
+            url = url_for(pattern, fact_id=alice.role.pk, candidate_id=alice.sensitive.pk, deletion_id=1)
             response = strict_client.post(url, POST_DATA)
             if response.status_code == 405:
                 continue

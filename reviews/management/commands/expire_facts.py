@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from reviews.models import Tenant
+from reviews.services.deletions import due_deletions_carry_out
 from reviews.services.retention import retention_sweep
 
 
@@ -20,7 +21,9 @@ class Command(BaseCommand):
             if not tenants:
                 raise CommandError(f"No tenant {tenant!r}.")
         report = retention_sweep(tenants=list(tenants))
+        # Subjects' deletions past their undo window (the beat runs this every minute).
+        deleted = due_deletions_carry_out(tenants=list(tenants))
         self.stdout.write(
-            f"expired {report.facts_expired} facts, withdrew {report.candidates_withdrawn} thread candidates, "
+            f"carried out {deleted} scheduled deletions, expired {report.facts_expired} facts, withdrew {report.candidates_withdrawn} thread candidates, "
             f"deleted {report.messages_deleted} messages"
         )
