@@ -85,11 +85,12 @@ def memory(db, submit, say, reviewer):
                           thread_id=f"{p}-t2", source_message_id=f"{p}-m3", evidence="answer in German please")
         sensitive = one(field="health", value="asthma", confidence=0.95, source_message_id=f"{p}-m4",
                         evidence="I have asthma")
-        unsure = one(field="location", value="Berlin", confidence=0.6, source_message_id=f"{p}-m1")
+        # No source message: nothing for grounding to check (none of the messages says it).
+        unsure = one(field="location", value="Berlin", confidence=0.6)
         plan = one(entity_type="project", entity_id="flask-migration", field="tech_stack", value="Redis",
                    confidence=0.9, kind="plan", source_message_id=f"{p}-m4", evidence="Maybe we move to Redis")
         conflict = one(entity_type="project", entity_id="flask-migration", field="database", value="PostgreSQL",
-                       confidence=0.9, source_message_id=f"{p}-m4", evidence="we use PostgreSQL now")
+                       confidence=0.9, evidence="we use PostgreSQL now")
         outcomes = [name.status, database.status, thread_pref.status, sensitive.reason, unsure.reason, plan.reason,
                     conflict.reason]
         assert outcomes == ["auto_approved", "auto_approved", "auto_approved", "sensitive_consent",
