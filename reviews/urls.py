@@ -2,7 +2,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from .views import auditor, home, reviewer, stats
+from .views import auditor, dry_runs, home, reviewer, stats
 from .views import recall as recall_views
 
 app_name = "reviews"
@@ -20,6 +20,8 @@ urlpatterns = [
     path("review/candidates/<int:pk>/reject", reviewer.reject, name="candidate-reject"),
     path("review/candidates/<int:pk>/defer", reviewer.defer, name="candidate-defer"),
     path("review/candidates/<int:pk>/settle", reviewer.settle, name="candidate-settle"),
+    path("review/dry-runs/", dry_runs.dry_run_list, name="dry-runs"),
+    path("review/dry-runs/<int:pk>/", dry_runs.dry_run_detail, name="dry-run"),
     path("review/entities/<int:pk>/", reviewer.entity_detail, name="entity"),
     path("review/entities/<int:pk>/merge", reviewer.entity_merge_view, name="entity-merge"),
     path("audit/", auditor.audit_home, name="audit"),

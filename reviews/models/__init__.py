@@ -22,6 +22,7 @@ from .choices import (
 from .exports import AuditExport, ExportFormat, ExportStatus
 from .memory import Candidate, Entity, EntityAlias, Fact, FactVersion, Message, RecallRecord, SuppressedValue
 from .portal import FactDeletion, PortalLink
+from .quality import ExtractionDryRun
 from .tenancy import ApiKey, FieldDefinition, Membership, Subject, Tenant
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "ApiKey",
     "ActorKind",
     "AuditAction",
+    "ExtractionDryRun",
     "AuditChainHead",
     "AuditEvent",
     "AuditExport",

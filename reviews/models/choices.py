@@ -163,6 +163,7 @@ class AuditAction(models.TextChoices):
     MESSAGE_EXTRACTED = "message.extracted"
     MESSAGE_EXTRACTION_FAILED = "message.extraction_failed"
     MESSAGE_EXTRACTION_RERUN = "message.extraction_rerun"
+    EXTRACTION_DRY_RUN = "extraction.dry_run"
     MESSAGES_EXPIRED = "messages.expired"
     CANDIDATE_SUBMITTED = "candidate.submitted"
     POLICY_PENDING_REVIEW = "policy.pending_review"

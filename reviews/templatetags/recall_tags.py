@@ -8,3 +8,8 @@ register = template.Library()
 @register.filter
 def can_audit(user) -> bool:
     return permissions.can_audit(user)
+
+
+@register.filter
+def can_administer(user) -> bool:
+    return permissions.can_administer(user)

@@ -1,0 +1,1 @@
+from tests.extraction.conftest import fake_llm, llm_settings  # noqa: F401 (fixtures)
