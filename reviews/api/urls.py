@@ -3,6 +3,7 @@ from django.urls import path
 
 from .audit import AuditEventsApi, AuditExportApi
 from .candidates import CandidateSubmitApi
+from .index import api_index
 from .keys import ApiKeyCreateApi, ApiKeyRevokeApi
 from .messages import MessagesIngestApi
 from .portal_link import PortalLinkCreateApi
@@ -11,6 +12,7 @@ from .review import ReviewApproveApi, ReviewDeferApi, ReviewQueueApi, ReviewReje
 from .users import UserFactDeleteApi, UserFactsApi
 
 urlpatterns = [
+    path("", api_index, name="index"),
     path("candidates", CandidateSubmitApi.as_view(), name="candidates-submit"),
     path("messages", MessagesIngestApi.as_view(), name="messages-ingest"),
     path("recall", RecallApi.as_view(), name="recall"),

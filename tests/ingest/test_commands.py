@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 
 from reviews.extraction import ExtractorRefused
 from reviews.management.commands.demo import load_conversations
-from reviews.models import ApiKey, AuditEvent, Candidate, ExtractionStatus, Membership, Message, Tenant
+from reviews.models import ApiKey, AuditEvent, Candidate, ExtractionStatus, Membership, Message, Scope, Tenant
 from reviews.services.ingest import message_extract
 from tests.ingest.helpers import ingest, message
 from tests.ingest.test_extraction_service import Failing
@@ -80,9 +80,13 @@ class TestDemo:
         assert not Message.objects.filter(tenant=tenant, extraction_status="pending").exists()
         assert Candidate.objects.filter(tenant=tenant, extractor="rules").count() > 40
         assert "[10/10] alice / t-alice-3: 1 new, 0 already there" in output
-        assert "(reviewer / reviewer, auditor / auditor)" in output
-        key = re.search(r"API key \(scopes ingest, recall; shown once\): (mp_\S+)", output).group(1)
-        assert ApiKey.objects.get(tenant=tenant, prefix=key.split("_")[1]).scopes == ["ingest", "recall"]
+        assert "(sign in: reviewer / reviewer, auditor / auditor)" in output
+        # One key that can try every README example, and a login that opens the admin.
+        key = re.search(r"API key with every scope .*\n  export KEY=(mp_\S+)\n", output).group(1)
+        assert sorted(ApiKey.objects.get(tenant=tenant, prefix=key.split("_")[1]).scopes) == sorted(Scope.values)
+        admin = get_user_model().objects.get(username="admin")
+        assert admin.is_superuser and admin.is_staff and admin.check_password("admin")
+        assert "http://127.0.0.1:8000/admin/  (admin / admin)" in output
         assert re.search(r"Login link for subject 'alice'.*\n\S+/me/link/\S+/\n", output)
 
     def test_running_it_again_adds_nothing_twice(self, django_capture_on_commit_callbacks):

@@ -14,7 +14,7 @@ from django.db.models import Count
 from django.utils.dateparse import parse_datetime
 
 from reviews.actors import SYSTEM
-from reviews.models import Candidate, Membership, Message, Role, Scope, Tenant
+from reviews.models import Candidate, Membership, Message, Role, Scope, Source, Tenant
 from reviews.services.ingest import MessageInput, extractions_drain, messages_ingest
 from reviews.services.tenants import api_key_create, staff_create, tenant_create
 
@@ -22,6 +22,10 @@ FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "demo_conversations
 DEMO_TENANT = "demo"
 DEMO_PEOPLE = [("reviewer", "reviewer", Role.REVIEWER), ("auditor", "auditor", Role.AUDITOR)]
 DEMO_SUBJECT = "alice"
+# A Django superuser for the admin (/admin/): demo data only, never for a real installation.
+DEMO_SUPERUSER = ("admin", "admin")
+# One key that can try every example of the README.
+DEMO_KEY_SCOPES = [Scope.INGEST, Scope.RECALL, Scope.RECALL_SENSITIVE, Scope.REVIEW, Scope.ADMIN]
 
 
 def load_conversations(path: Path = FIXTURE) -> list[dict]:
@@ -44,7 +48,10 @@ def conversation_messages(conversation: dict) -> list[MessageInput]:
 
 
 class Command(BaseCommand):
-    help = "Create the demo tenant, a reviewer and an auditor, and ingest the demo conversations."
+    help = (
+        "Create the demo tenant, a reviewer, an auditor and a superuser (admin/admin), ingest the demo "
+        "conversations, and print the links, an API key with every scope and the subject's login link."
+    )
 
     def handle(self, *args, **options):
         tenant = Tenant.objects.filter(slug=DEMO_TENANT).first()
@@ -68,6 +75,10 @@ class Command(BaseCommand):
                 self.stdout.write(f"{role.capitalize()} {username!r} exists (password {password!r} unless changed).")
             else:
                 self.stderr.write(f"User {username!r} exists but is not in tenant {DEMO_TENANT!r}; left alone.")
+        username, password = DEMO_SUPERUSER
+        if not User.objects.filter(username=username).exists():
+            User.objects.create_superuser(username=username, email="", password=password)
+            self.stdout.write(f"Created superuser {username!r} (password {password!r}) for the Django admin.")
 
     def _conversations(self, tenant: Tenant) -> None:
         conversations = load_conversations()
@@ -95,11 +106,17 @@ class Command(BaseCommand):
         )
         self.stdout.write(f"Messages by extraction status: {messages}")
         self.stdout.write(f"Candidates by status: {candidates}")
-        _, raw_key = api_key_create(tenant=tenant, scopes=[Scope.INGEST, Scope.RECALL], name="demo")
+        _, raw_key = api_key_create(tenant=tenant, scopes=DEMO_KEY_SCOPES, source=Source.CHAT, name="demo")
         base = settings.MEMORY_PUBLIC_BASE_URL.rstrip("/")
         self.stdout.write("")
-        self.stdout.write(f"Reviewer dashboard: {base}/login/  (reviewer / reviewer, auditor / auditor)")
-        self.stdout.write(f"API key (scopes ingest, recall; shown once): {raw_key}")
+        self.stdout.write(f"Reviewer dashboard: {base}/review/  (sign in: reviewer / reviewer, auditor / auditor)")
+        self.stdout.write(f"Django admin:       {base}/admin/  (admin / admin)")
+        self.stdout.write(f"API index and docs: {base}/api/v1/  {base}/api/docs/")
+        self.stdout.write(f"mem0-compatible:    {base}/compat/mem0  (MemoryClient(api_key=KEY, host=...))")
+        subjects = sorted({conversation["user_id"] for conversation in load_conversations()})
+        self.stdout.write(f"Tenant {tenant.slug!r}, subjects: {', '.join(subjects)}")
+        self.stdout.write(f"API key with every scope ({', '.join(DEMO_KEY_SCOPES)}; shown once):")
+        self.stdout.write(f"  export KEY={raw_key}")
         try:
             from reviews.services.portal import portal_link_create
         except ImportError:
