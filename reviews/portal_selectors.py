@@ -38,6 +38,7 @@ from .models import (
     Message,
     Reason,
     Sensitivity,
+    Source,
     Subject,
 )
 from .policy import RELATION_PREFIX
@@ -132,9 +133,15 @@ class MemoryItem:
     fact: Fact
     entity_label: str
     field_label: str
-    said_on: datetime | None
+    said_on: datetime | None  # when the current value was said (chat) or set (anything else)
+    set_by: str  # who set the current value: you | team | automatic | system
     confirmed_by: str  # you | team | automatic | system
     history: list[HistoryEntry] = dataclass_field(default_factory=list)
+
+    @property
+    def corrected(self) -> bool:
+        """The subject replaced an earlier value (not wrote the first one)."""
+        return self.set_by == "you" and self.fact.version > 1
 
     @property
     def is_thread(self) -> bool:
@@ -170,25 +177,34 @@ def _message_dates(subject: Subject, message_ids) -> dict[str, datetime]:
 
 
 def _memory_items(subject: Subject, facts: list[Fact], *, with_history: bool) -> list[MemoryItem]:
-    dates = _message_dates(subject, (f.source_message_id for f in facts))
+    versions = (
+        list(FactVersion.objects.filter(fact__in=[f.pk for f in facts]).order_by("fact_id", "-version"))
+        if facts
+        else []
+    )
+    dates = _message_dates(subject, [f.source_message_id for f in facts] + [v.source_message_id for v in versions])
     history: dict[int, list[HistoryEntry]] = {}
-    if facts:
-        versions = FactVersion.objects.filter(fact__in=[f.pk for f in facts]).order_by("fact_id", "-version")
-        for v in versions:
-            history.setdefault(v.fact_id, []).append(
-                HistoryEntry(v.version, v.value, v.source, decided_by(v.actor, subject.user_id), v.created_at)
-            )
+    for v in versions:
+        # A value from a chat dates from the message that said it; any other from when it was set.
+        at = (dates.get(v.source_message_id) or v.created_at) if v.source == Source.CHAT else v.created_at
+        history.setdefault(v.fact_id, []).append(
+            HistoryEntry(v.version, v.value, v.source, decided_by(v.actor, subject.user_id), at)
+        )
     items = []
     for fact in facts:
         entries = history.get(fact.pk, [])
         current = next((e for e in entries if e.version == fact.version), None)
-        said_on = dates.get(fact.source_message_id) or (current.at if current else fact.updated_at)
+        set_on = current.at if current else fact.updated_at
+        # A chat-sourced value dates from when it was said; any other from when it was set
+        # (a correction keeps the old message id, so its date would be the chat's).
+        said_on = (dates.get(fact.source_message_id) or set_on) if fact.source == Source.CHAT else set_on
         items.append(
             MemoryItem(
                 fact=fact,
                 entity_label=entity_label(fact.entity),
                 field_label=field_label(fact.entity.entity_type, fact.field),
                 said_on=said_on,
+                set_by=current.by if current else decided_by(fact.approved_by, subject.user_id),
                 confirmed_by=decided_by(fact.approved_by, subject.user_id),
                 history=entries if with_history else [],
             )

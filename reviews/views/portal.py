@@ -58,6 +58,7 @@ from ..services.portal import (
 )
 
 RECEIPT_SESSION_KEY = "portal_receipt"
+SAVED_SESSION_KEY = "portal_saved_fact"
 # A portal session outlives a closed tab for a while, but not a day on a shared device.
 PORTAL_SESSION_SECONDS = 2 * 3600
 KEEP_RETENTION, KEEP_UNTIL_DELETED = "retention", "forever"
@@ -246,7 +247,8 @@ def home(request):
     deletions = subject_deletions(request.subject)
     sections = subject_memories(request.subject, hide=deletions.scheduled_fact_ids)
     total = sum(len(section.items) for section in sections)
-    context = _context(request, sections=sections, total=total, deletions=deletions, tab="home")
+    context = _context(request, sections=sections, total=total, deletions=deletions, tab="home",
+                       saved=request.session.pop(SAVED_SESSION_KEY, None))
     return render(request, "portal/home.html", context)
 
 
@@ -296,7 +298,9 @@ def fact_correct(request, fact_id: int):
         raise
     except DomainError as exc:
         return _fact_page(request, fact_id, error=exc, value=request.POST.get("value", ""), status=exc.http_status)
-    messages.success(request, _("Saved. From now on we remember what you wrote."))
+    # The confirmation shows inside the corrected card, where the page scrolls to, not at
+    # the top of the page out of sight.
+    request.session[SAVED_SESSION_KEY] = fact.pk
     return redirect(f"{reverse('reviews:portal_home')}#fact-{fact.pk}")
 
 
@@ -348,7 +352,9 @@ def waiting(request):
 def _item_done(request, candidate_id: int, message: str):
     """htmx swaps the card for a one-line note; a plain form goes back to the list."""
     if request.htmx:
-        return render(request, "portal/waiting.html#item_done", {"message": message, "candidate_id": candidate_id})
+        # The badge in the tabs changes too: swapped out of band, so it never goes stale.
+        context = _context(request, message=message, candidate_id=candidate_id)
+        return render(request, "portal/waiting.html#item_done", context)
     messages.success(request, message)
     return redirect("reviews:portal_waiting")
 
@@ -358,10 +364,8 @@ def _item_failed(request, candidate_id: int, exc: DomainError):
         try:
             item = subject_waiting_item(request.subject, candidate_id)
         except NotFound:
-            return render(
-                request, "portal/waiting.html#item_done", {"message": exc.message, "candidate_id": candidate_id},
-                status=exc.http_status,
-            )
+            context = _context(request, message=_(exc.message), candidate_id=candidate_id)
+            return render(request, "portal/waiting.html#item_done", context, status=exc.http_status)
         context = {"item": item, "error": exc, "error_item": candidate_id}
         return render(request, "portal/waiting.html#item", context, status=exc.http_status)
     return _waiting_page(request, error=exc, error_item=candidate_id, status=exc.http_status)
@@ -452,7 +456,8 @@ def pause(request):
         return redirect("reviews:portal_controls")
     subject = subject_set_paused(paused=data["paused"], **_scope(request))
     if request.htmx:
-        return render(request, "portal/controls.html#pause", {"subject": subject})
+        # The "Memory is paused" banner at the top changes with it (out of band).
+        return render(request, "portal/controls.html#pause", {"subject": subject, "oob": True})
     if subject.collection_paused:
         messages.success(request, _("Paused. We will not remember anything new until you resume."))
     else:

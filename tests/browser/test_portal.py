@@ -69,7 +69,7 @@ def test_a_subject_confirms_and_corrects_on_a_phone(phone, screenshot, tenant, a
     corrected = page.locator(f"#fact-{alice.database.pk}")
     assert corrected.locator(".value").first.inner_text() == "PostgreSQL 16"
     assert corrected.locator(".source").get_attribute("data-source") == "self_service"
-    assert "You wrote this yourself" in corrected.locator(".source").inner_text()
+    assert "You corrected this today." in corrected.locator(".source").inner_text()
     fact = Fact.objects.get(pk=alice.database.pk)
     assert (fact.value, fact.source) == ("PostgreSQL 16", "self_service")
     [again] = submit(

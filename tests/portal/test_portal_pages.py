@@ -49,13 +49,22 @@ class TestMyMemories:
 
     def test_a_business_system_fact_says_so(self, tenant, submit, alice_client):
         submit(tenant, "alice", candidate(field="language", value="German", confidence=0.99), source="business_system")
-        assert "From the business system, on" in text(alice_client.get("/me/"))
+        assert "From the business system, today." in text(alice_client.get("/me/"))
 
     def test_history_lists_every_version(self, tenant, alice, alice_client):
         alice_client.post(f"/me/facts/{alice.name.pk}/correct/", {"value": "Alice Smith", "version": 1})
         page = text(alice_client.get(f"/me/facts/{alice.name.pk}/"))
         assert "History: 2 versions" in page
-        assert page.index("Alice Smith by you") < page.index("Alice from a chat")
+        assert page.index("Alice Smith you corrected it today") < page.index("Alice from a chat, on 8 Nov 2026")
+
+    def test_a_correction_made_today_says_today_and_that_you_corrected_it(self, alice, alice_client):
+        alice_client.post(f"/me/facts/{alice.database.pk}/correct/", {"value": "PostgreSQL", "version": 1})
+        html = alice_client.get("/me/").content.decode()
+        card = html[html.index(f'id="fact-{alice.database.pk}"') :]
+        card = re.sub(r"\s+", " ", card[: card.index("</li>")])
+        assert "You corrected this today." in card and 'data-set-by="you"' in card
+        assert "8 Nov 2026" not in card.split('class="versions"')[0]  # not the old chat's date
+        assert "runs on MySQL" not in card  # nor the old value's quote
 
     def test_the_page_reads_in_a_fixed_number_of_queries(
         self, tenant, submit, say, alice, alice_client, django_assert_max_num_queries
@@ -147,6 +156,19 @@ class TestWaiting:
         body = response.content.decode()
         assert f'id="item-{alice.plan.pk}"' in body and "<html" not in body
         assert "we will remember it" in body
+        # The badge in the tabs is swapped out of band with the new count (4 waiting, now 3).
+        badge = re.search(r'<a id="waiting-tab"[^>]*hx-swap-oob="true"[^>]*>.*?</a>', body, re.S)
+        assert badge and '<span class="badge"' in badge.group(0) and ">3</span>" in badge.group(0)
+
+    def test_the_badge_goes_when_nothing_is_left(self, alice, alice_client):
+        for item in (alice.sensitive, alice.unsure, alice.plan):
+            alice_client.post(f"/me/waiting/{item.pk}/reject/", {"version": item.version})
+        body = alice_client.post(
+            f"/me/waiting/{alice.conflict.pk}/settle/", {"version": alice.conflict.version, "resolution": "keep_old"},
+            HTTP_HX_REQUEST="true",
+        ).content.decode()
+        badge = re.search(r'<a id="waiting-tab"[^>]*hx-swap-oob="true"[^>]*>.*?</a>', body, re.S)
+        assert badge and "badge" not in badge.group(0).replace('id="waiting-tab"', "")
 
     def test_a_stale_decision_is_told_in_place(self, alice, alice_client):
         alice_client.post(f"/me/waiting/{alice.plan.pk}/confirm/", {"version": alice.plan.version})
@@ -175,6 +197,12 @@ class TestFactControls:
         fact = Fact.objects.get(pk=alice.database.pk)
         assert (fact.value, fact.source, fact.version) == ("PostgreSQL 16", "self_service", 2)
         assert events(tenant, "fact.edited").get().object_id == str(fact.pk)
+        # "Saved" is said inside the corrected card (where #fact-N scrolls to), once.
+        page = alice_client.get("/me/").content.decode()
+        card = page[page.index(f'id="fact-{fact.pk}"') :]
+        assert "Saved. From now on we remember what you wrote." in card[: card.index("</li>")]
+        assert "Saved." not in page[: page.index(f'id="fact-{fact.pk}"')]
+        assert "Saved." not in alice_client.get("/me/").content.decode()
         # The chat says MySQL again, even as an explicit correction: it does not override.
         [result] = submit(
             tenant, "alice",
@@ -186,7 +214,7 @@ class TestFactControls:
         page = alice_client.get("/me/").content.decode()
         card = page[page.index(f'id="fact-{fact.pk}"') :]
         assert 'data-source="self_service"' in card[: card.index("</li>")]
-        assert "You wrote this yourself" in card[: card.index("</li>")]
+        assert "You corrected this today." in card[: card.index("</li>")]
 
     @pytest.mark.parametrize("value,problem", [("", "empty"), ("password: hunter2hunter2", "credential")])
     def test_a_bad_correction_is_refused_in_place(self, alice, alice_client, value, problem):
@@ -275,6 +303,11 @@ class TestControls:
         assert Subject.objects.get(tenant=tenant, user_id="alice").collection_paused
         fragment = alice_client.post("/me/controls/pause/", {"paused": "0"}, HTTP_HX_REQUEST="true")
         assert 'data-paused="0"' in fragment.content.decode() and "<html" not in fragment.content.decode()
+        # The banner at the top goes with it, out of band.
+        assert '<div id="paused-banner" hx-swap-oob="true"></div>' in fragment.content.decode()
+        paused = alice_client.post("/me/controls/pause/", {"paused": "1"}, HTTP_HX_REQUEST="true").content.decode()
+        assert 'id="paused-banner" hx-swap-oob="true"><p class="notice paused"' in paused
+        alice_client.post("/me/controls/pause/", {"paused": "0"})
         assert not Subject.objects.get(tenant=tenant, user_id="alice").collection_paused
         assert events(tenant, "subject.collection_paused").exists()
         assert events(tenant, "subject.collection_resumed").exists()
