@@ -56,8 +56,11 @@ def prompt_versions(extractor_name: str) -> tuple[str, ...]:
 def get_extractor(tenant=None) -> Extractor:
     """The extractor for a tenant's messages, at the tenant's prompt version (empty: the
     extractor's current one); without a tenant, the site's."""
-    prompt_version = (tenant.prompt_version or None) if tenant is not None else None
-    return get_extractor_named(active_extractor_name(tenant), prompt_version=prompt_version)
+    name = active_extractor_name(tenant)
+    # The rule extractor has one version, its current one: a version chosen before an
+    # upgrade of the rules names what ran then, not something that can still run.
+    prompt_version = (tenant.prompt_version or None) if tenant is not None and name == "llm" else None
+    return get_extractor_named(name, prompt_version=prompt_version)
 
 
 def get_extractor_named(name: str | None, *, prompt_version: str | None = None) -> Extractor:

@@ -25,9 +25,11 @@ from ..models import Kind, MemoryScope
 from ..normalize import normalize_value
 from ..services.candidates import CandidateInput
 from .base import ExtractionContext, ExtractionResult
+from .patterns import en as patterns_en
+from .patterns import zh as patterns_zh
 from .resolve import organization_entity_id, project_entity_id
 
-RULES_VERSION = "rules-1"
+RULES_VERSION = "rules-2"
 EXPLICIT = 0.95
 STATED = 0.9
 
@@ -72,7 +74,7 @@ CN_PLACES = set(
 )
 _ORG_SUFFIXES = ("公司", "集团", "科技", "银行", "大学", "学院", "医院", "研究院", "研究所", "实验室", "工作室")
 _ROLE_NOUNS_EN = (
-    r"(?:engineer|developer|programmer|manager|designer|scientist|analyst|architect|lead|student|teacher|"
+    r"(?:engineer|developer|programmer|manager|designer|scientist|analyst|architect|lead|student(?! loan)|teacher|"
     r"professor|consultant|researcher|writer|founder|co-founder|cto|ceo|cfo|administrator|admin|doctor|nurse|"
     r"lawyer|accountant|marketer|intern|sre|editor|translator|product owner)"
 )
@@ -221,7 +223,7 @@ LIKING = re.compile(r"(?i)喜欢|偏好|最爱|\bprefer\b|\bi like\b|\bfavou?rit
 PROJECT_ZH = re.compile(r"(?P<name>[A-Za-z0-9.+_\- \u4e00-\u9fff]*?)(?P<kind>项目|工程)")
 PROJECT_ZH_PREFIXES = (
     "更新一下", "我们的", "我们", "我的", "我", "负责", "参与", "主导", "维护", "正在做", "在做", "做",
-    "一个", "这个", "那个", "该", "的", "个", "目前", "现在", "主要", "上周", "这周",
+    "一个", "这个", "那个", "该", "的", "个", "目前", "现在", "主要", "上周", "这周", "了",
 )
 PROJECT_EN = re.compile(
     r"(?i:\b(?:our|my|the))\s+(?P<name>(?:[A-Za-z0-9][\w.+-]*\s+){0,2}?[A-Za-z0-9][\w.+-]*)\s+"
@@ -253,6 +255,30 @@ PREFERENCE_LEADS = re.compile(
 )
 _EN_AND_SPLIT = re.compile(r"\s+and\s+(?=(?:always|never|include|use|add|keep|avoid|don't|do not|write|give|answer|reply)\b)", re.I)
 _LEADING_I = re.compile(r"(?i)^(?:我|i\s+|i'm\s+|i am\s+)")
+
+
+STATEMENTS = (*patterns_zh.STATEMENTS, *patterns_en.STATEMENTS)
+ORGANIZATIONS = (patterns_zh.ORGANIZATION, patterns_en.ORGANIZATION)
+SKIP = (*patterns_zh.SKIP, *patterns_en.SKIP)
+_NOT_AN_ORGANIZATION = ("一家", "一个", "某", "a ", "an ", "some ")
+_EN_CLAUSE = re.compile(r",\s+|\s+and\s+(?=my\b|i\b|i'm\b)", re.I)
+
+
+def _statement_parts(sentence: Span) -> list[Span]:
+    """What of a sentence may state something: all of it, or its clauses without a masked
+    credential ("我住在杭州，服务器密码是 [redacted …]") and before a trailing question
+    ("我叫何平，Docker 怎么装？")."""
+    redacted = "[redacted" in sentence.text
+    question = _is_question(sentence)
+    if not redacted and not question:
+        return [sentence]
+    if re.search(r"[\u4e00-\u9fff]", sentence.text):
+        clauses = [Span(part.strip()) for part in re.split(r"[，,；;]", sentence.text) if part.strip(_STRIP)]
+    else:
+        clauses = [Span(part.strip()) for part in _EN_CLAUSE.split(sentence.text) if part.strip(_STRIP)]
+    if question:
+        clauses = clauses[:-1]
+    return [clause for clause in clauses if "[redacted" not in clause.text and not _is_question(clause)]
 
 
 @dataclass
@@ -287,6 +313,7 @@ class _MessageReader:
             if alias and len(alias) >= 3
         ]
         self.current_project: _Project | None = self._project_from_history()
+        self.current_organization: tuple[str, str] | None = None
 
     # -- emitting ----------------------------------------------------------------------
     def emit(self, *, entity_type, entity_id, field, value, evidence: Span, confidence=STATED,
@@ -321,15 +348,43 @@ class _MessageReader:
     # -- reading -----------------------------------------------------------------------
     def read(self) -> list[CandidateInput]:
         for sentence in _sentences(self.context.content):
-            if "[redacted" in sentence.text or _is_question(sentence):
-                continue
-            plan = bool(PLAN_MARKERS.search(self._without_project_names(sentence.text)))
-            correction = bool(CORRECTION_MARKERS.search(sentence.text))
-            self._sensitive(sentence)
-            self._identity(sentence, plan=plan, correction=correction)
-            self._projects(sentence, plan=plan, correction=correction)
-            self._preferences(sentence)
+            for part in _statement_parts(sentence):
+                self._read_sentence(part)
         return self.facts
+
+    def _read_sentence(self, sentence: Span) -> None:
+        if any(pattern.search(sentence.text) for pattern in SKIP):
+            return
+        plan = bool(PLAN_MARKERS.search(self._without_project_names(sentence.text)))
+        correction = bool(CORRECTION_MARKERS.search(sentence.text))
+        self._sensitive(sentence)
+        self._identity(sentence, plan=plan, correction=correction)
+        self._projects(sentence, plan=plan, correction=correction)
+        self._preferences(sentence)
+        self._statements(sentence, plan=plan, correction=correction)
+
+    def _statements(self, sentence: Span, *, plan: bool, correction: bool) -> None:
+        text, lower = sentence.text, sentence.lower
+        for pattern in ORGANIZATIONS:
+            name = pattern.find(text, lower)
+            if name and name not in CN_PLACES:
+                self._organization(name, sentence, kind=Kind.PLAN if plan else Kind.FACT)
+        for entry in STATEMENTS:
+            value = entry.find(text, lower)
+            if not value:
+                continue
+            kind = Kind.PLAN if plan and entry.kind == Kind.FACT else entry.kind
+            supersedes = entry.supersedes or correction
+            if entry.entity == "user":
+                self.emit_user(entry.field, value, sentence, kind=kind, supersedes=supersedes)
+            elif entry.entity == "project" and self.current_project is not None:
+                project = self.current_project
+                self.emit(entity_type="project", entity_id=project.entity_id, entity_name=project.name,
+                          field=entry.field, value=value, evidence=sentence, kind=kind, supersedes=supersedes)
+            elif entry.entity == "organization" and self.current_organization is not None:
+                entity_id, name = self.current_organization
+                self.emit(entity_type="organization", entity_id=entity_id, entity_name=name, field=entry.field,
+                          value=value, evidence=sentence, kind=kind)
 
     def _without_project_names(self, text: str) -> str:
         # "星图计划现在用 TiDB" states a fact: the 计划 is part of a name, not a plan.
@@ -449,7 +504,10 @@ class _MessageReader:
 
     def _organization(self, name: str, sentence: Span, *, kind: str) -> None:
         name = _clean(name)
+        if not name or name.startswith(_NOT_AN_ORGANIZATION):
+            return  # "我在一家银行做…": some bank, not a named one
         entity_id = organization_entity_id(name)
+        self.current_organization = (entity_id, name)
         self.emit(entity_type="organization", entity_id=entity_id, entity_name=name, field="name", value=name,
                   evidence=sentence, kind=kind)
         self.emit_user("relation:works_at", f"organization:{entity_id}", sentence, kind=Kind.RELATION)

@@ -9,6 +9,8 @@ commit as it does on the embedded default.
 """
 import pytest
 
+from reviews.extraction.rules import RULES_VERSION
+
 from reviews.management.commands.demo import conversation_messages, load_conversations
 from reviews.models import AuditEvent, Candidate, Message
 from tests.dump import dump_all_tables
@@ -164,7 +166,7 @@ def test_each_message_yields_what_a_careful_reviewer_expects(demo):
 def test_every_candidate_records_its_extractor_evidence_and_thread(demo):
     for c in Candidate.objects.filter(tenant=demo):
         message = Message.objects.get(tenant=demo, message_id=c.source_message_id)
-        assert (c.extractor, c.prompt_version, c.source) == ("rules", "rules-1", "chat")
+        assert (c.extractor, c.prompt_version, c.source) == ("rules", RULES_VERSION, "chat")
         assert c.evidence and c.evidence in message.content
         assert c.thread_id == (message.thread_id if c.scope == "thread" else "")
 

@@ -15,6 +15,7 @@ from reviews.models import (
     Sensitivity,
     Tenant,
 )
+from reviews.extraction.rules import RULES_VERSION
 from reviews.services import governance
 from reviews.services.tenants import (
     api_key_authenticate,
@@ -190,10 +191,10 @@ def test_a_new_threshold_applies_to_the_next_candidate(tenant, submit):
 
 
 def test_choosing_the_extractor_records_before_and_after(tenant):
-    governance.tenant_extractor_set(tenant=tenant, extractor="rules", prompt_version="rules-1", actor=ADMIN)
+    governance.tenant_extractor_set(tenant=tenant, extractor="rules", prompt_version=RULES_VERSION, actor=ADMIN)
     event = last_event(tenant, AuditAction.TENANT_EXTRACTOR_CHANGED)
     assert event.payload.before == {"extractor": "", "prompt_version": ""}
-    assert event.payload.after == {"extractor": "rules", "prompt_version": "rules-1"}
+    assert event.payload.after == {"extractor": "rules", "prompt_version": RULES_VERSION}
 
 
 def test_the_chosen_extractor_is_the_one_that_runs(tenant, settings):
