@@ -230,6 +230,7 @@ CELERY_BEAT_SCHEDULE = {
     "carry-out-deletions": {"task": "reviews.tasks.carry_out_due_deletions", "schedule": timedelta(minutes=1)},
     "expire-facts": {"task": "reviews.tasks.expire_facts", "schedule": timedelta(minutes=15)},
     "reconcile-projection": {"task": "reviews.tasks.reconcile_projection", "schedule": timedelta(hours=1)},
+    "recall-partitions": {"task": "reviews.tasks.maintain_recall_partitions", "schedule": timedelta(hours=1)},
 }
 
 # --- Memory Portal ------------------------------------------------------------------------
@@ -258,6 +259,9 @@ MEMORY_API_KEY_CACHE_SECONDS = env.float("MEMORY_API_KEY_CACHE_SECONDS", default
 # commit). Faster recalls; a crash of the database server may lose the last fraction of a
 # second of recall records (never a fact, never an audit event). Off: every record durable.
 MEMORY_RECALL_ASYNC_COMMIT = env.bool("MEMORY_RECALL_ASYNC_COMMIT", default=False)
+# Recall records older than this many days are dropped a whole day at a time (PostgreSQL:
+# one partition per day, reviews/services/recall_partitions.py; SQLite keeps every record).
+MEMORY_RECALL_RETENTION_DAYS = env.int("MEMORY_RECALL_RETENTION_DAYS", default=90)
 MEMORY_PORTAL_LINK_MAX_AGE = env.int("MEMORY_PORTAL_LINK_MAX_AGE", default=24 * 3600)
 # How long a subject can undo "delete this memory" before the erasure proper runs.
 MEMORY_UNDO_SECONDS = env.int("MEMORY_UNDO_SECONDS", default=30)

@@ -2,7 +2,7 @@
 from celery import shared_task
 
 from . import publication
-from .services import audit_export, retention
+from .services import audit_export, recall_partitions, retention
 
 
 @shared_task(
@@ -44,6 +44,12 @@ def carry_out_due_deletions() -> int:
     from .services import deletions
 
     return deletions.due_deletions_carry_out()
+
+
+@shared_task(acks_late=True)
+def maintain_recall_partitions() -> None:
+    """Hourly: drop recall records' days past MEMORY_RECALL_RETENTION_DAYS, make the days ahead."""
+    recall_partitions.recall_partitions_maintain()
 
 
 @shared_task(acks_late=True)

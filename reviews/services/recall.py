@@ -5,13 +5,14 @@ import json
 from dataclasses import replace
 
 from django.conf import settings
-from django.db import connection
+from django.db import IntegrityError, connection
 from django.utils import timezone
 
 from ..actors import Actor
 from ..errors import Forbidden
 from ..hotpath import prepared_cursor
 from ..replicas import read_on_replica
+from .recall_partitions import no_partition_for_row, recall_partition_for
 from ..models import RecallRecord, Scope, Tenant
 from ..secrets import mask_secrets
 from ..selectors import RecallQuery, RecallResult, recall_select
@@ -84,6 +85,15 @@ def _insert(record: RecallRecord) -> None:
     else:
         sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))}) RETURNING id"
     with prepared_cursor() as cursor:
-        cursor.execute(sql, values)
+        try:
+            cursor.execute(sql, values)
+        except IntegrityError as error:
+            # The record's day has no partition (the beat, which makes them a week ahead,
+            # has not run for that long): make it and write again. Inside a transaction the
+            # failed statement has aborted it, so there the error stands.
+            if connection.in_atomic_block or not no_partition_for_row(error):
+                raise
+            recall_partition_for(record.created_at)
+            cursor.execute(sql, values)
         record.pk = cursor.fetchone()[0]
     record._state.adding = False
