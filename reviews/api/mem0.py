@@ -78,6 +78,14 @@ class Mem0Api(ApiView):
             may_see_sensitive=self.request.auth.has_scope(Scope.RECALL_SENSITIVE),
         )
 
+    def recall_subject(self, data: dict, **query):
+        """Recall for the subject (and thread) a read names; returns the user id and result."""
+        user_id, thread_id = identity(data)
+        _, result = self.recall(
+            RecallQuery(user_id=user_id, thread_id=thread_id, include_sensitive=data["include_sensitive"], **query)
+        )
+        return user_id, result
+
     def visible_fact(self, fact_id: int) -> tuple[Fact, dict]:
         """A published fact this key may read, recalled (and so recorded) by id; else 404."""
         fact = published_fact_locate(tenant=self.tenant, fact_id=fact_id)
@@ -179,6 +187,15 @@ def identity(data: dict) -> tuple[str, str]:
     return user_id, data.get("run_id") or filters.get("run_id") or ""
 
 
+class ReadInput(serializers.Serializer):
+    """What every read names: the subject (and thread), and whether sensitive facts are asked for."""
+
+    filters = IdentityFilters(required=False)
+    user_id = serializers.CharField(max_length=128, required=False)
+    run_id = serializers.CharField(max_length=128, required=False)
+    include_sensitive = serializers.BooleanField(required=False, default=False)
+
+
 class PingApi(Mem0Api):
     """Checks the key; the mem0 client needs an organisation and a project id: the tenant's slug."""
 
@@ -248,11 +265,7 @@ class ListApi(Mem0Api):
 
     required_scope = Scope.RECALL
 
-    class InputSerializer(serializers.Serializer):
-        filters = IdentityFilters(required=False)
-        user_id = serializers.CharField(max_length=128, required=False)
-        run_id = serializers.CharField(max_length=128, required=False)
-        include_sensitive = serializers.BooleanField(required=False, default=False)
+    InputSerializer = ReadInput
 
     class PageSerializer(serializers.Serializer):
         page = serializers.IntegerField(min_value=1, required=False, default=1)
@@ -264,17 +277,8 @@ class ListApi(Mem0Api):
         paging = self.PageSerializer(data=request.query_params)
         paging.is_valid(raise_exception=True)
         page, size = paging.validated_data["page"], paging.validated_data["page_size"]
-        data = serializer.validated_data
-        user_id, thread_id = identity(data)
-        _, result = self.recall(
-            RecallQuery(
-                user_id=user_id,
-                thread_id=thread_id,
-                every_entity=True,
-                include_sensitive=data["include_sensitive"],
-                explain=True,
-                limit=page * size,
-            )
+        user_id, result = self.recall_subject(
+            serializer.validated_data, every_entity=True, explain=True, limit=page * size
         )
         total = len(result.facts) + sum(1 for item in result.excluded if item["reason"] == "limit")
         facts = result.facts[(page - 1) * size :]
@@ -295,28 +299,15 @@ class SearchApi(Mem0Api):
 
     required_scope = Scope.RECALL
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(ReadInput):
         query = serializers.CharField(max_length=500)
-        filters = IdentityFilters(required=False)
-        user_id = serializers.CharField(max_length=128, required=False)
-        run_id = serializers.CharField(max_length=128, required=False)
         top_k = serializers.IntegerField(min_value=1, max_value=RECALL_MAX_LIMIT, required=False, default=10)
-        include_sensitive = serializers.BooleanField(required=False, default=False)
 
     def post(self, request):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        user_id, thread_id = identity(data)
-        _, result = self.recall(
-            RecallQuery(
-                user_id=user_id,
-                thread_id=thread_id,
-                q=data["query"],
-                include_sensitive=data["include_sensitive"],
-                limit=data["top_k"],
-            )
-        )
+        user_id, result = self.recall_subject(data, q=data["query"], limit=data["top_k"])
         return Response({"results": memory_bodies(result.facts, user_id=user_id, scores=result.scores)})
 
 

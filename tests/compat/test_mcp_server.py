@@ -18,12 +18,11 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from reviews.audit import verify_tenant
 from reviews.models import AuditAction, AuditEvent, Candidate, Fact, FactStatus, RecallRecord, Scope
-from reviews.services.tenants import api_key_create
+from tests.compat.conftest import USER
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ROOT = Path(__file__).resolve().parents[2]
-USER = "alice"
 
 
 def _free_port() -> int:
@@ -85,22 +84,6 @@ def text_of(result) -> str:
     return " ".join(getattr(block, "text", "") for block in result.content)
 
 
-@pytest.fixture
-def key(tenant):
-    def make(*scopes, of=None):
-        return api_key_create(tenant=of or tenant, scopes=list(scopes))
-
-    return make
-
-
-@pytest.fixture
-def memory(tenant, publish):
-    return {
-        "name": publish(tenant, USER, field="name", value="Alice"),
-        "database": publish(
-            tenant, USER, entity_type="project", entity_id="flask-migration", field="database", value="PostgreSQL"
-        ),
-    }
 
 
 def test_the_tools_describe_themselves(mcp_url, key):

@@ -15,11 +15,10 @@ from mem0.exceptions import AuthenticationError, MemoryNotFoundError, Validation
 
 from reviews.audit import verify_tenant  # noqa: E402
 from reviews.models import AuditEvent, Fact, FactStatus, Message, RecallRecord, Scope  # noqa: E402
-from reviews.services.tenants import api_key_create  # noqa: E402
+from tests.compat.conftest import USER  # noqa: E402
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-USER = "alice"
 READ_WRITE = [Scope.INGEST, Scope.RECALL, Scope.ADMIN]
 
 
@@ -28,24 +27,6 @@ def host(live_server):
     return f"{live_server.url}/compat/mem0"
 
 
-@pytest.fixture
-def key(tenant):
-    def make(*scopes, of=None):
-        api_key, raw = api_key_create(tenant=of or tenant, scopes=list(scopes))
-        return raw, api_key
-
-    return make
-
-
-@pytest.fixture
-def memory(tenant, publish):
-    return {
-        "name": publish(tenant, USER, field="name", value="Alice"),
-        "database": publish(
-            tenant, USER, entity_type="project", entity_id="flask-migration", field="database", value="PostgreSQL"
-        ),
-        "health": publish(tenant, USER, field="health", value="asthma"),
-    }
 
 
 def _values(results):
@@ -53,7 +34,7 @@ def _values(results):
 
 
 def test_the_sync_client_works_unchanged(host, key, memory, tenant):
-    raw, api_key = key(*READ_WRITE)
+    api_key, raw = key(*READ_WRITE)
     client = MemoryClient(api_key=raw, host=host)
     assert (client.org_id, client.project_id) == ("tenant-1", "tenant-1")
 
@@ -104,7 +85,7 @@ def test_the_sync_client_works_unchanged(host, key, memory, tenant):
 
 
 def test_the_async_client_works_unchanged(host, key, memory):
-    raw, _ = key(*READ_WRITE)
+    _, raw = key(*READ_WRITE)
     database_id = str(memory["database"].pk)
 
     async def scenario():
@@ -134,10 +115,10 @@ def test_the_async_client_works_unchanged(host, key, memory):
 
 def test_sensitive_memories_need_the_recall_sensitive_scope(host, key, memory):
     health_id = str(memory["health"].pk)
-    plain = MemoryClient(api_key=key(Scope.RECALL)[0], host=host)
+    plain = MemoryClient(api_key=key(Scope.RECALL)[1], host=host)
     with pytest.raises(MemoryNotFoundError):
         plain.get(health_id)
-    cleared = MemoryClient(api_key=key(Scope.RECALL, Scope.RECALL_SENSITIVE)[0], host=host)
+    cleared = MemoryClient(api_key=key(Scope.RECALL, Scope.RECALL_SENSITIVE)[1], host=host)
     assert cleared.get(health_id)["metadata"]["value"] == "asthma"
     # As with the recall API, sensitive facts come only when asked for.
     assert "health" not in _values(cleared.get_all(filters={"user_id": USER})["results"])
@@ -149,7 +130,7 @@ def test_sensitive_memories_need_the_recall_sensitive_scope(host, key, memory):
 
 
 def test_a_recall_only_key_cannot_write_or_delete(host, key, memory, tenant):
-    client = MemoryClient(api_key=key(Scope.RECALL)[0], host=host)
+    client = MemoryClient(api_key=key(Scope.RECALL)[1], host=host)
     database_id = str(memory["database"].pk)
     with pytest.raises(AuthenticationError) as refused:
         client.delete(database_id)
@@ -166,7 +147,7 @@ def test_a_recall_only_key_cannot_write_or_delete(host, key, memory, tenant):
 
 
 def test_an_ingest_only_key_cannot_read(host, key, memory):
-    client = MemoryClient(api_key=key(Scope.INGEST)[0], host=host)
+    client = MemoryClient(api_key=key(Scope.INGEST)[1], host=host)
     with pytest.raises(AuthenticationError):
         client.search("database", filters={"user_id": USER})
     with pytest.raises(AuthenticationError):
@@ -181,7 +162,7 @@ def test_an_unknown_key_is_refused_at_once(host):
 
 
 def test_another_tenant_sees_and_deletes_nothing(host, key, memory, other_tenant):
-    outsider = MemoryClient(api_key=key(*Scope.values, of=other_tenant)[0], host=host)
+    outsider = MemoryClient(api_key=key(*Scope.values, of=other_tenant)[1], host=host)
     assert outsider.org_id == "tenant-2"
     for memory_id in (memory["name"].pk, memory["database"].pk):
         with pytest.raises(MemoryNotFoundError):
@@ -201,7 +182,7 @@ def test_another_tenant_sees_and_deletes_nothing(host, key, memory, other_tenant
 
 
 def test_bad_input_is_a_client_error_with_a_detail(host, key, memory):
-    client = MemoryClient(api_key=key(*READ_WRITE)[0], host=host)
+    client = MemoryClient(api_key=key(*READ_WRITE)[1], host=host)
     with pytest.raises(ValidationError) as missing_user:
         client.get_all(filters={"agent_id": "helper"})
     assert "user_id" in str(missing_user.value.details)
