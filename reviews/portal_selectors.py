@@ -11,7 +11,7 @@ from datetime import datetime
 
 from datetime import timedelta
 
-from django.db.models import Count, Max, Min, Q
+from django.db.models import Count, Max, Min, OuterRef, Q, Subquery
 from django.utils import timezone
 from django.utils.text import get_text_list
 from django.utils.translation import gettext, ngettext
@@ -375,6 +375,37 @@ class Conversation:
     first_at: datetime | None
     last_at: datetime | None
     facts: int
+    opening: str = ""  # the conversation's first words, how a person recognises it
+
+
+OPENING_WORDS, OPENING_CHARS = 8, 40
+
+
+def opening_words(text: str) -> str:
+    """The first few words of a message ("Hi, I'm Alice and I work as a…"); CJK by characters."""
+    words = (text or "").split()
+    short = " ".join(words[:OPENING_WORDS])
+    if len(short) > OPENING_CHARS:
+        short = short[:OPENING_CHARS].rstrip()
+    return short + ("…" if short != " ".join(words) else "")
+
+
+def _first_message(subject: Subject):
+    return Subquery(
+        Message.objects.filter(subject=subject, thread_id=OuterRef("thread_id"))
+        .order_by("created_at", "pk")
+        .values("content")[:1]
+    )
+
+
+def conversation_label(subject: Subject, thread_id: str) -> str:
+    """A conversation as the subject knows it: its first words and date, never its id."""
+    first = Message.objects.filter(subject=subject, thread_id=thread_id).order_by("created_at", "pk").first()
+    if first is None:
+        return str(_("the conversation you chose"))
+    from .templatetags.portal_tags import when
+
+    return gettext("“%(opening)s”, %(when)s") % {"opening": opening_words(first.content), "when": when(first.created_at)}
 
 
 @dataclass
@@ -390,10 +421,12 @@ def subject_scopes(subject: Subject) -> Scopes:
     for row in (
         Message.objects.filter(subject=subject)
         .values("thread_id")
-        .annotate(n=Count("pk"), first=Min("created_at"), last=Max("created_at"))
+        .annotate(n=Count("pk"), first=Min("created_at"), last=Max("created_at"), opening=_first_message(subject))
         .order_by("-last")
     ):
-        threads[row["thread_id"]] = Conversation(row["thread_id"], row["n"], row["first"], row["last"], 0)
+        threads[row["thread_id"]] = Conversation(
+            row["thread_id"], row["n"], row["first"], row["last"], 0, opening_words(row["opening"])
+        )
     active = _active_facts(subject)
     message_threads = dict(
         Message.objects.filter(subject=subject, message_id__in=active.values("source_message_id")).values_list(

@@ -28,6 +28,9 @@ from ..actors import Actor
 from ..errors import DomainError, NotFound
 from ..permissions import PORTAL_SESSION_KEY, portal_binding, portal_subject
 from ..portal_selectors import (
+    conversation_label,
+    entity_label,
+    field_label,
     describe_counts,
     describe_erasure,
     erasure_preview,
@@ -490,7 +493,7 @@ def delete_scope(request):
         messages.error(request, _(exc.message))
         return redirect("reviews:portal_controls")
     if request.method == "GET":
-        context = _context(request, counts=describe_counts(counts), scope=_describe_scope(scope), form_scope=scope,
+        context = _context(request, counts=describe_counts(counts), scope=_describe_scope(request.subject, scope), form_scope=scope,
                            forget=False, tab="controls")
         return render(request, "portal/erase_confirm.html", context)
     receipt = facts_delete(**_scope(request), **scope)
@@ -516,12 +519,23 @@ def forget(request):
     return render(request, "portal/erase_confirm.html", context, status=400 if error else 200)
 
 
-def _describe_scope(scope: dict) -> list[tuple[str, str]]:
-    return [
-        (str(SCOPE_LABELS.get(key, key)), _("yes") if value is True else str(value))
-        for key, value in scope.items()
-        if value
-    ]
+def _describe_scope(subject, scope: dict) -> list[tuple[str, str]]:
+    """The scope in the subject's words: a conversation by its first words, never its id."""
+    labels = {
+        "thread_id": lambda v: conversation_label(subject, v),
+        "entity": lambda v: str(entity_label(None, *v.partition(":")[::2])),
+        "field": lambda v: str(field_label("user", v)),
+        "fact_id": lambda v: None,
+        "user_id": lambda v: None,
+    }
+    described = []
+    for key, value in scope.items():
+        if not value:
+            continue
+        text = _("yes") if value is True else labels.get(key, str)(value)
+        if text is not None:
+            described.append((str(SCOPE_LABELS.get(key, key)), text))
+    return described
 
 
 def _show_receipt(request, receipt: dict):
@@ -542,7 +556,7 @@ def receipt(request):
         at=parse_datetime(data.get("at") or ""),
         counts=describe_counts(data.get("deleted") or {}),
         redacted=[(key, label, n) for key, label, n in describe_counts(data.get("redacted") or {}) if n],
-        scope=_describe_scope(data.get("scope") or {}),
+        scope=_describe_scope(request.subject, data.get("scope") or {}),
         tab="controls",
     )
     return render(request, "portal/receipt.html", context)

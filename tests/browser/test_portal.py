@@ -96,7 +96,7 @@ def test_a_subject_deletes_a_conversation_and_downloads_everything(page, screens
     assert sorted(c["id"] for c in document["pending_items"]) == sorted(alice.candidate_ids)
     assert len(document["messages"]) == 4 and all(f["versions"] for f in document["facts"])
 
-    page.locator(".conversations li", has_text="alice-t1").get_by_role("link", name="Delete…").click()
+    page.locator(".conversations li", has_text="Hi, I'm Alice").get_by_role("link", name="Delete…").click()
     assert page.locator("[data-count=messages] strong").inner_text() == "2"
     page.get_by_role("button", name="Delete", exact=True).click()
     page.wait_for_url("**/me/controls/receipt/")

@@ -323,14 +323,18 @@ class TestControls:
 
     def test_the_controls_list_conversations_topics_and_fields(self, alice, alice_client):
         page = text(alice_client.get("/me/controls/"))
-        assert "alice-t1" in page and "alice-t2" in page
+        # Conversations by their first words and date, never their thread ids.
+        assert "alice-t1" not in page and "alice-t2" not in page
+        assert "“Hi, I'm Alice and I work as a…” (8 Nov 2026 · 2 messages · 3 memories)" in page
+        assert "“In this chat, answer in German please.” (8 Nov 2026" in page
         assert "Project: flask-migration" in page and "Your name" in page
 
     def test_delete_by_conversation(self, tenant, alice, alice_client):
         confirm = alice_client.get("/me/controls/delete/", {"thread_id": "alice-t1"})
         assert confirm.status_code == 200
         page = text(confirm)
-        assert "Conversation alice-t1" in page and "2 chat messages" in page and "3 memories" in page
+        assert "Conversation “Hi, I'm Alice and I work as a…”, on 8 Nov 2026" in page and "alice-t1" not in page
+        assert "2 chat messages" in page and "3 memories" in page
         response = alice_client.post("/me/controls/delete/", {"thread_id": "alice-t1"}, follow=True)
         receipt = text(response)
         assert "2 chat messages" in receipt and "3 memories" in receipt
