@@ -166,7 +166,16 @@ def messages_ingest(*, tenant: Tenant, messages: list[MessageInput], actor: Acto
     subjects = _subjects_for(tenant, {message.user_id for message in fresh})
     now = timezone.now()
     rows, masked_by_subject = [], {}
+    # A message sent without a time, after timed ones of its thread in the same batch (an
+    # assistant's reply, say), is dated just after them, not "now": otherwise a reply
+    # would read as a month younger than the question it answers.
+    last_in_thread: dict[tuple[str, str], datetime] = {}
     for message in fresh:
+        thread = (message.user_id, message.thread_id)
+        created_at = message.created_at
+        if created_at is None:
+            created_at = last_in_thread[thread] + timedelta(microseconds=1) if thread in last_in_thread else now
+        last_in_thread[thread] = created_at
         masked = mask_secrets(message.content)
         extractable = message.role == "user" and masked.text.strip()
         rows.append(
@@ -177,7 +186,7 @@ def messages_ingest(*, tenant: Tenant, messages: list[MessageInput], actor: Acto
                 thread_id=message.thread_id,
                 role=message.role,
                 content=masked.text,
-                created_at=message.created_at or now,
+                created_at=created_at,
                 extraction_status=ExtractionStatus.PENDING if extractable else ExtractionStatus.SKIPPED,
                 extraction_due_at=now if extractable else None,
             )

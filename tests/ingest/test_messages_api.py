@@ -1,8 +1,10 @@
 """POST /api/v1/messages: 202 at once, idempotent, masked, paused subjects, errors, isolation."""
 import json
 import time
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from reviews.models import AuditEvent, Candidate, ExtractionStatus, Message, Scope, Subject
 from reviews.services.ingest import extractions_drain
@@ -91,6 +93,19 @@ def test_messages_that_are_not_the_users_are_kept_as_context_without_extraction(
     post(ingest_client, msg("m-1", role="assistant"), msg("m-2", "", role="user"), msg("m-3", role="system"))
 
     assert set(Message.objects.values_list("extraction_status", flat=True)) == {ExtractionStatus.SKIPPED}
+
+
+def test_a_reply_without_a_time_is_dated_after_the_messages_before_it(ingest_client, tenant):
+    before = timezone.now()
+    post(
+        ingest_client,
+        msg("m-1", "I live in Berlin.", created_at="2026-11-01T09:00:00Z"),
+        msg("m-2", "Noted.", role="assistant"),
+        msg("m-3", "Hello again.", thread_id="t-2"),
+    )
+    dates = dict(Message.objects.values_list("message_id", "created_at"))
+    assert dates["m-2"] - dates["m-1"] == timedelta(microseconds=1)  # not "now", a month later
+    assert dates["m-3"] >= before  # alone in its thread: the time it arrived
 
 
 @pytest.mark.parametrize(
