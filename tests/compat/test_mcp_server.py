@@ -1,6 +1,5 @@
 """``manage.py mcp_server`` driven by the official MCP SDK's own client over real HTTP
 (SPEC §7a): the three tools, bearer keys, scopes, tenant isolation, records and audit."""
-import asyncio
 import os
 import socket
 import subprocess
@@ -18,7 +17,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from reviews.audit import verify_tenant
 from reviews.models import AuditAction, AuditEvent, Candidate, Fact, FactStatus, RecallRecord, Scope
-from tests.compat.conftest import USER
+from tests.compat.conftest import USER, run_async
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -77,7 +76,7 @@ def run(url, raw_key, *calls):
                     results.append(await client.call_tool(*call))
             return results
 
-    return asyncio.run(session())
+    return run_async(session())
 
 
 def text_of(result) -> str:

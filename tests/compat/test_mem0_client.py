@@ -1,6 +1,5 @@
 """The real ``mem0ai`` client against a live server (SPEC §7a): unchanged client code,
 governed semantics, the scopes of SPEC §7 and tenant isolation."""
-import asyncio
 import os
 import tempfile
 
@@ -15,7 +14,7 @@ from mem0.exceptions import AuthenticationError, MemoryNotFoundError, Validation
 
 from reviews.audit import verify_tenant  # noqa: E402
 from reviews.models import AuditEvent, Fact, FactStatus, Message, RecallRecord, Scope  # noqa: E402
-from tests.compat.conftest import USER  # noqa: E402
+from tests.compat.conftest import USER, run_async  # noqa: E402
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -101,7 +100,7 @@ def test_the_async_client_works_unchanged(host, key, memory):
             erased = await client.delete_all(user_id=USER)
             return added, listed, found, one, history, users, corrected, deleted, erased
 
-    added, listed, found, one, history, users, corrected, deleted, erased = asyncio.run(scenario())
+    added, listed, found, one, history, users, corrected, deleted, erased = run_async(scenario())
     assert added["status"] == "PENDING"
     assert _values(listed["results"]) == {"name": "Alice", "database": "PostgreSQL"}
     assert found["results"][0]["id"] == database_id
