@@ -66,36 +66,28 @@ class Replica:
     def primary_lsn(self) -> str:
         return self._sql(int(connections.settings["default"]["PORT"] or 5432), "SELECT pg_current_wal_lsn()")[0]
 
-    def catch_up(self, timeout: float = 30) -> None:
+    def _wait_until(self, sql: str, what: str, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._sql(self.port, sql)[0]:
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"the replica did not {what}")
+
+    def catch_up(self) -> None:
         """Wait until the replica has replayed everything the primary has written so far."""
-        target = self.primary_lsn()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self._sql(self.port, f"SELECT pg_last_wal_replay_lsn() >= '{target}'::pg_lsn")[0]:
-                return
-            time.sleep(0.05)
-        raise AssertionError("the replica did not catch up")
+        self._wait_until(f"SELECT pg_last_wal_replay_lsn() >= '{self.primary_lsn()}'::pg_lsn", "catch up")
 
-    def received_past_replay(self, timeout: float = 30) -> None:
+    def received_past_replay(self) -> None:
         """Wait until the replica has received WAL that it has not replayed (it lags)."""
-        target = self.primary_lsn()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self._sql(self.port, f"SELECT pg_last_wal_receive_lsn() >= '{target}'::pg_lsn")[0]:
-                return
-            time.sleep(0.05)
-        raise AssertionError("the replica did not receive the primary's WAL")
+        self._wait_until(f"SELECT pg_last_wal_receive_lsn() >= '{self.primary_lsn()}'::pg_lsn",
+                         "receive the primary's WAL")
 
-    def lagging(self, seconds: float, timeout: float = 30) -> None:
+    def lagging(self, seconds: float) -> None:
         """Wait until the replica reports itself more than ``seconds`` behind."""
         from reviews.replicas import LAG_SQL
 
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if float(self._sql(self.port, LAG_SQL)[0]) > seconds:
-                return
-            time.sleep(0.05)
-        raise AssertionError(f"the replica did not fall {seconds} s behind")
+        self._wait_until(f"SELECT ({LAG_SQL}) > {seconds}", f"fall {seconds} s behind")
 
     def pause(self) -> None:
         self._sql(self.port, "SELECT pg_wal_replay_pause()")
