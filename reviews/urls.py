@@ -2,7 +2,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from .views import auditor, dry_runs, home, reviewer, stats
+from .views import auditor, dry_runs, home, reviewer, stats, tenant_admin
 from .views import recall as recall_views
 
 app_name = "reviews"
@@ -32,6 +32,21 @@ urlpatterns = [
     path("audit/exports/<int:pk>/manifest", auditor.export_manifest, name="audit-export-manifest"),
     path("audit/exports/<int:pk>/again", auditor.export_again, name="audit-export-again"),
     path("audit/verify/", auditor.verify, name="audit-verify"),
+    path("tenant/", tenant_admin.console_home, name="tenant-admin"),
+    path("tenant/schema/", tenant_admin.schema_page, name="tenant-schema"),
+    path("tenant/schema/add", tenant_admin.field_add, name="tenant-field-add"),
+    path("tenant/schema/<slug:entity_type>/<str:field_name>", tenant_admin.field_edit, name="tenant-field-edit"),
+    path("tenant/policy/", tenant_admin.policy_page, name="tenant-policy"),
+    path("tenant/policy/change", tenant_admin.policy_change, name="tenant-policy-change"),
+    path("tenant/extractor/", tenant_admin.extractor_page, name="tenant-extractor"),
+    path("tenant/extractor/change", tenant_admin.extractor_change, name="tenant-extractor-change"),
+    path("tenant/keys/", tenant_admin.keys_page, name="tenant-keys"),
+    path("tenant/keys/create", tenant_admin.key_create, name="tenant-key-create"),
+    path("tenant/keys/<str:prefix>/revoke", tenant_admin.key_revoke, name="tenant-key-revoke"),
+    path("tenant/staff/", tenant_admin.staff_page, name="tenant-staff"),
+    path("tenant/staff/add", tenant_admin.staff_add, name="tenant-staff-add"),
+    path("tenant/staff/<int:user_id>/role", tenant_admin.staff_role, name="tenant-staff-role"),
+    path("tenant/staff/<int:user_id>/remove", tenant_admin.staff_remove, name="tenant-staff-remove"),
     path("audit/recalls/", recall_views.recall_list, name="recalls"),
     path("audit/recalls/<int:pk>/", recall_views.recall_detail, name="recall"),
     path("audit/facts/<int:pk>/", recall_views.fact_recalls, name="fact-recalls"),

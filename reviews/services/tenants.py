@@ -177,18 +177,22 @@ def staff_create(
     *, tenant: Tenant, username: str, role: str, password: str | None = None, email: str = "", actor: Actor = SYSTEM
 ):
     """Create a staff account bound to one tenant with one role."""
-    _check_role(role)
+    staff_create_check(username=username, role=role)
     User = get_user_model()
-    if not username:
-        raise InvalidInput("A username is required.", details={"username": "missing"})
-    if User.objects.filter(username=username).exists():
-        raise InvalidInput(f"User {username!r} already exists.", details={"username": "exists"})
     user = User.objects.create_user(username=username, email=email, password=password)
     if password is None:
         user.set_unusable_password()
         user.save(update_fields=["password"])
     staff_add(tenant=tenant, user=user, role=role, actor=actor)
     return user
+
+
+def staff_create_check(*, username: str, role: str) -> None:
+    _check_role(role)
+    if not username:
+        raise InvalidInput("A username is required.", details={"username": "missing"})
+    if get_user_model().objects.filter(username=username).exists():
+        raise InvalidInput(f"User {username!r} already exists.", details={"username": "exists"})
 
 
 def _check_role(role: str) -> None:
@@ -279,12 +283,16 @@ def staff_role_change(*, tenant: Tenant, user_id: int, role: str, actor: Actor) 
     return membership
 
 
+def staff_remove_check(*, membership: Membership) -> None:
+    _keep_an_admin(membership, losing_admin=True)
+
+
 @transaction.atomic
 def staff_remove(*, tenant: Tenant, user_id: int, actor: Actor) -> None:
     """Take a person out of the tenant: their membership goes and their account is
     deactivated (kept, so the ``reviewer:<id>`` in past events still names someone)."""
     membership = _membership(tenant, user_id)
-    _keep_an_admin(membership, losing_admin=True)
+    staff_remove_check(membership=membership)
     before = _staff_snapshot(membership)
     user = membership.user
     audit.record(

@@ -1,0 +1,512 @@
+"""The tenant admin console (SPEC §4 tenant admin): the field schema, thresholds and source
+priorities, the active extractor and prompt version, API keys, staff and roles.
+
+Every change takes two steps. The first POST checks it with the service's own check and
+shows what will change (before → after); the second (``step=save``) calls the service and
+shows the audit event it wrote. Views parse, call a service, render; with htmx the
+section is swapped in place, without it the whole page comes back (no JavaScript needed).
+Only tenant admins get here: other staff are refused (403), strangers find nothing (404).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import wraps
+from typing import Callable
+
+from django import forms
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET, require_http_methods
+
+from ..actors import Actor
+from ..errors import DomainError
+from ..extraction import active_extractor_name, prompt_versions
+from ..models import (
+    ApiKey,
+    AuditAction,
+    AuditEvent,
+    Cardinality,
+    Category,
+    ExtractorName,
+    FieldDefinition,
+    Membership,
+    Role,
+    Scope,
+    Sensitivity,
+    Source,
+    Tenant,
+)
+from ..permissions import can_administer, staff_tenant
+from ..selectors import actor_names
+from ..services import governance, tenants
+
+GOVERNANCE_ACTIONS = (
+    AuditAction.TENANT_SCHEMA_CHANGED,
+    AuditAction.TENANT_POLICY_CHANGED,
+    AuditAction.TENANT_EXTRACTOR_CHANGED,
+    AuditAction.API_KEY_CREATED,
+    AuditAction.API_KEY_REVOKED,
+    AuditAction.STAFF_ADDED,
+    AuditAction.STAFF_ROLE_CHANGED,
+    AuditAction.STAFF_REMOVED,
+)
+RECENT_CHANGES = 10
+SAVE = "save"
+
+
+def tenant_admin_page(view):
+    @login_required
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        request.tenant = staff_tenant(request.user)
+        if not can_administer(request.user):
+            raise PermissionDenied(_("The tenant admin console is for tenant admins."))
+        request.actor = Actor.reviewer(request.user)
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+# --- Forms ------------------------------------------------------------------------------------
+
+BLANK_MEANS_KEEP = gettext_lazy("Empty: keep until deleted.")
+
+
+class FieldAttributesForm(forms.Form):
+    cardinality = forms.ChoiceField(choices=Cardinality.choices, label=gettext_lazy("Cardinality"))
+    sensitivity = forms.ChoiceField(choices=Sensitivity.choices, label=gettext_lazy("Sensitivity"))
+    category = forms.ChoiceField(choices=Category.choices, label=gettext_lazy("Category"))
+    auto_approve = forms.BooleanField(required=False, label=gettext_lazy("Auto-approve allowed"))
+    retention_days = forms.IntegerField(
+        required=False, min_value=1, max_value=governance.MAX_RETENTION_DAYS, label=gettext_lazy("Retention (days)"),
+        help_text=BLANK_MEANS_KEEP,
+    )
+
+    def attributes(self) -> dict:
+        return {name: self.cleaned_data[name] for name in governance.FIELD_ATTRIBUTES}
+
+
+class FieldAddForm(FieldAttributesForm):
+    entity_type = forms.CharField(max_length=64, label=gettext_lazy("Entity type"))
+    field = forms.CharField(max_length=80, label=gettext_lazy("Field"))
+    field_order = ["entity_type", "field", *governance.FIELD_ATTRIBUTES]
+
+
+class PolicyForm(forms.Form):
+    reject_below = forms.FloatField(min_value=0, max_value=1, label=gettext_lazy("Reject below"))
+    confirm_below = forms.FloatField(min_value=0, max_value=1, label=gettext_lazy("Ask the user below"))
+    auto_approve_at = forms.FloatField(
+        required=False, min_value=0, max_value=1, label=gettext_lazy("Auto-approve at"),
+        help_text=gettext_lazy("Empty: never auto-approve."),
+    )
+    allowed_relation_names = forms.CharField(
+        required=False, label=gettext_lazy("Allowed relation names"),
+        help_text=gettext_lazy("Comma-separated; empty: any relation."),
+    )
+    sensitive_retention_days = forms.IntegerField(min_value=1, label=gettext_lazy("Sensitive facts kept (days)"))
+    message_retention_days = forms.IntegerField(min_value=1, label=gettext_lazy("Messages kept (days)"))
+    thread_idle_days = forms.IntegerField(min_value=1, label=gettext_lazy("A thread ends after idle (days)"))
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for source in Source:
+            self.fields[f"priority_{source.value}"] = forms.IntegerField(
+                min_value=0, max_value=governance.SOURCE_PRIORITY_MAX,
+                label=_("Priority of %(source)s") % {"source": source.label},
+            )
+
+    @classmethod
+    def initial_for(cls, tenant: Tenant) -> dict:
+        policy = governance.policy_snapshot(tenant)
+        initial = {name: policy[name] for name in governance.POLICY_SETTINGS if name != "source_priority"}
+        initial["allowed_relation_names"] = ", ".join(policy["allowed_relation_names"] or [])
+        initial.update({f"priority_{source}": rank for source, rank in policy["source_priority"].items()})
+        return initial
+
+    def changes(self) -> dict:
+        data = self.cleaned_data
+        policy = {name: data[name] for name in governance.POLICY_SETTINGS if name in data}
+        names = [name.strip() for name in data["allowed_relation_names"].split(",") if name.strip()]
+        policy["allowed_relation_names"] = names or None
+        policy["source_priority"] = {source: data[f"priority_{source}"] for source in Source.values}
+        return policy
+
+
+class ExtractorForm(forms.Form):
+    extractor = forms.ChoiceField(required=False, label=gettext_lazy("Extractor"))
+    prompt_version = forms.ChoiceField(required=False, label=gettext_lazy("Prompt version"))
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        site = active_extractor_name()
+        self.fields["extractor"].choices = [
+            ("", _("The site's default (%(name)s)") % {"name": site}), *ExtractorName.choices
+        ]
+        self.fields["prompt_version"].choices = [("", _("The extractor's current version"))] + [
+            (str(label), [(version, version) for version in prompt_versions(name)])
+            for name, label in ExtractorName.choices
+        ]
+
+
+class KeyCreateForm(forms.Form):
+    name = forms.CharField(max_length=100, required=False, label=gettext_lazy("Name"))
+    scopes = forms.MultipleChoiceField(
+        choices=Scope.choices, widget=forms.CheckboxSelectMultiple, label=gettext_lazy("Scopes")
+    )
+    source = forms.ChoiceField(
+        choices=[(s.value, s.label) for s in tenants.API_KEY_SOURCES], label=gettext_lazy("Source of its candidates")
+    )
+
+
+class StaffAddForm(forms.Form):
+    username = forms.CharField(max_length=150, label=gettext_lazy("Username"))
+    role = forms.ChoiceField(choices=Role.choices, label=gettext_lazy("Role"))
+    password = forms.CharField(
+        widget=forms.PasswordInput(render_value=True), min_length=12, label=gettext_lazy("Initial password"),
+        help_text=gettext_lazy("At least 12 characters; hand it over in person."),
+    )
+
+
+class RoleForm(forms.Form):
+    role = forms.ChoiceField(choices=Role.choices, label=gettext_lazy("Role"))
+
+
+class ConfirmForm(forms.Form):
+    """Revocations and removals carry nothing but the confirmation itself."""
+
+
+# --- Steps --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    """One line of "what will change"."""
+
+    label: str
+    before: object
+    after: object
+
+
+@dataclass
+class Operation:
+    """One change the console can make: its form, its check (rows of before → after) and
+    its save (the service call; returns the audit event's object id and, for a new key,
+    the key to show once)."""
+
+    name: str
+    title: str
+    form: forms.Form
+    check: Callable[[], list[Row]]
+    save: Callable[[], tuple[str, str]]
+    action_url: str
+    warning: str = ""
+    rows: list[Row] = field(default_factory=list)
+
+
+def _rows(before: dict, after: dict, names) -> list[Row]:
+    return [Row(name, before.get(name), after.get(name)) for name in names if before.get(name) != after.get(name)]
+
+
+def _run(request, section: str, operation: Operation, context: dict):
+    """Check, or (``step=save``) save, one operation; render the section either way."""
+    status = 200
+    if operation.form.is_valid():
+        try:
+            if request.POST.get("step") == SAVE:
+                object_id, secret = operation.save()
+                context["recorded"] = _recorded_event(request.tenant, object_id)
+                context["secret"] = secret
+                return _render(request, section, context)
+            operation.rows = operation.check()
+            context["proposal"] = operation
+            if not operation.rows:
+                context["unchanged"] = True
+                context.pop("proposal")
+        except DomainError as exc:
+            operation.form.add_error(None, exc.message)
+    if operation.form.errors:
+        status = 400
+        context["failed"] = operation
+    return _render(request, section, context, status=status)
+
+
+def _recorded_event(tenant: Tenant, object_id: str) -> AuditEvent | None:
+    """The event the save just wrote (the newest governance event about its object)."""
+    return (
+        AuditEvent.objects.filter(tenant_id=tenant.pk, action__in=GOVERNANCE_ACTIONS, object_id=object_id)
+        .select_related("payload").order_by("-seq").first()
+    )
+
+
+def _render(request, section: str, context: dict, status: int = 200):
+    tenant = Tenant.objects.get(pk=request.tenant.pk)  # fresh: a save may have changed it
+    context = {**_section_context(section, tenant), **context, "section": section, "nav": "tenant-admin"}
+    context["recent"] = list(
+        AuditEvent.objects.filter(tenant_id=tenant.pk, action__in=GOVERNANCE_ACTIONS)
+        .select_related("payload").order_by("-seq")[:RECENT_CHANGES]
+    )
+    names = actor_names({event.actor for event in context["recent"]})
+    for event in context["recent"]:
+        event.actor_name = names[event.actor]
+    context["section_url"] = reverse(f"reviews:tenant-{section}")
+    template = f"tenant_admin/{section}.html"
+    if request.htmx:
+        template += "#section"
+    return render(request, template, context, status=status)
+
+
+def _section_context(section: str, tenant: Tenant) -> dict:
+    if section == "schema":
+        return {
+            "fields": FieldDefinition.objects.filter(tenant=tenant),
+            "add_form": FieldAddForm(initial={
+                "cardinality": Cardinality.ONE, "sensitivity": Sensitivity.NORMAL, "category": Category.IDENTITY}),
+            "attribute_choices": [
+                ("cardinality", _("Cardinality"), Cardinality.choices),
+                ("sensitivity", _("Sensitivity"), Sensitivity.choices),
+                ("category", _("Category"), Category.choices),
+            ],
+        }
+    if section == "policy":
+        return {"policy_form": PolicyForm(initial=PolicyForm.initial_for(tenant))}
+    if section == "extractor":
+        return {
+            "extractor_form": ExtractorForm(initial=governance.extractor_snapshot(tenant)),
+            "site_extractor": active_extractor_name(),
+            "tenant": tenant,
+        }
+    if section == "keys":
+        return {"keys": ApiKey.objects.filter(tenant=tenant).order_by("revoked_at", "-created_at"),
+                "key_form": KeyCreateForm(initial={"source": Source.CHAT})}
+    return {
+        "members": Membership.objects.filter(tenant=tenant).select_related("user").order_by("user__username"),
+        "staff_form": StaffAddForm(initial={"role": Role.REVIEWER}),
+        "roles": Role.choices,
+    }
+
+
+# --- Sections ----------------------------------------------------------------------------------
+
+
+@require_GET
+@tenant_admin_page
+def console_home(request):
+    return redirect("reviews:tenant-schema")
+
+
+def _section_page(section: str):
+    @require_GET
+    @tenant_admin_page
+    def page(request):
+        return _render(request, section, {})
+
+    page.__name__ = f"{section}_page"
+    return page
+
+
+schema_page = _section_page("schema")
+policy_page = _section_page("policy")
+extractor_page = _section_page("extractor")
+keys_page = _section_page("keys")
+staff_page = _section_page("staff")
+
+
+def _post_only(view):
+    return require_http_methods(["POST"])(tenant_admin_page(view))
+
+
+@_post_only
+def field_add(request):
+    form = FieldAddForm(request.POST)
+    tenant = request.tenant
+
+    def check():
+        values = governance.field_add_check(
+            tenant=tenant, entity_type=form.cleaned_data["entity_type"], field=form.cleaned_data["field"],
+            attributes=form.attributes(),
+        )
+        return [Row(name, None, value) for name, value in values.items()]
+
+    def save():
+        definition = governance.field_add(
+            tenant=tenant, entity_type=form.cleaned_data["entity_type"], field=form.cleaned_data["field"],
+            attributes=form.attributes(), actor=request.actor,
+        )
+        return f"{definition.entity_type}.{definition.field}", ""
+
+    operation = Operation("field-add", _("Add a field"), form, check, save, request.path)
+    return _run(request, "schema", operation, {"add_form": form})
+
+
+@_post_only
+def field_edit(request, entity_type: str, field_name: str):
+    form = FieldAttributesForm(request.POST)
+    tenant = request.tenant
+
+    def check():
+        change = governance.field_update_check(
+            tenant=tenant, entity_type=entity_type, field=field_name, changes=form.attributes()
+        )
+        if change.facts_affected:
+            operation.warning = _(
+                "%(count)s published fact(s) of this field take the new cardinality, sensitivity or category at once."
+            ) % {"count": change.facts_affected}
+        return _rows(change.before, change.after, governance.FIELD_ATTRIBUTES)
+
+    def save():
+        governance.field_update(
+            tenant=tenant, entity_type=entity_type, field=field_name, changes=form.attributes(), actor=request.actor
+        )
+        return f"{entity_type}.{field_name}", ""
+
+    operation = Operation(
+        "field-edit", _("Change %(field)s") % {"field": f"{entity_type}.{field_name}"}, form, check, save, request.path
+    )
+    return _run(request, "schema", operation, {"edited": f"{entity_type}.{field_name}"})
+
+
+@_post_only
+def policy_change(request):
+    form = PolicyForm(request.POST)
+    tenant = request.tenant
+
+    def check():
+        change = governance.tenant_policy_check(tenant=tenant, changes=form.changes())
+        return _rows(change.before, change.after, governance.POLICY_SETTINGS)
+
+    def save():
+        governance.tenant_policy_update(tenant=tenant, changes=form.changes(), actor=request.actor)
+        return str(tenant.pk), ""
+
+    operation = Operation("policy", _("Change the policy"), form, check, save, request.path)
+    return _run(request, "policy", operation, {"policy_form": form})
+
+
+@_post_only
+def extractor_change(request):
+    form = ExtractorForm(request.POST)
+    tenant = request.tenant
+
+    def check():
+        after = governance.tenant_extractor_check(tenant=tenant, **form.cleaned_data)
+        return _rows(governance.extractor_snapshot(tenant), after, ["extractor", "prompt_version"])
+
+    def save():
+        governance.tenant_extractor_set(tenant=tenant, actor=request.actor, **form.cleaned_data)
+        return str(tenant.pk), ""
+
+    operation = Operation("extractor", _("Change the active extractor"), form, check, save, request.path)
+    return _run(request, "extractor", operation, {"extractor_form": form})
+
+
+@_post_only
+def key_create(request):
+    form = KeyCreateForm(request.POST)
+    tenant = request.tenant
+
+    def check():
+        data = form.cleaned_data
+        return [Row("name", None, data["name"] or "—"), Row("scopes", None, ", ".join(sorted(data["scopes"]))),
+                Row("source", None, data["source"])]
+
+    def save():
+        key, raw_key = tenants.api_key_create(tenant=tenant, actor=request.actor, **form.cleaned_data)
+        return key.prefix, raw_key
+
+    operation = Operation("key-create", _("Create an API key"), form, check, save, request.path)
+    response = _run(request, "keys", operation, {"key_form": form})
+    response["Cache-Control"] = "no-store"  # the page may hold the key, shown this once
+    return response
+
+
+@_post_only
+def key_revoke(request, prefix: str):
+    form = ConfirmForm(request.POST)
+    tenant = request.tenant
+
+    def check():
+        key = ApiKey.objects.filter(tenant=tenant, prefix=prefix, revoked_at__isnull=True).first()
+        if key is None:
+            raise DomainError(_("No such live API key."))
+        operation.warning = _(
+            "Agents using it are refused at once by this server and within %(seconds)s seconds by every other."
+        ) % {"seconds": int(settings.MEMORY_API_KEY_CACHE_SECONDS)}
+        return [Row(_("key %(prefix)s (%(name)s)") % {"prefix": prefix, "name": key.name or "—"},
+                    _("live"), _("revoked"))]
+
+    def save():
+        tenants.api_key_revoke(tenant=tenant, prefix=prefix, actor=request.actor)
+        return prefix, ""
+
+    operation = Operation("key-revoke", _("Revoke API key %(prefix)s") % {"prefix": prefix}, form, check, save,
+                          request.path)
+    return _run(request, "keys", operation, {})
+
+
+@_post_only
+def staff_add(request):
+    form = StaffAddForm(request.POST)
+    tenant = request.tenant
+
+    def check():
+        data = form.cleaned_data
+        tenants.staff_create_check(username=data["username"], role=data["role"])
+        return [Row("username", None, data["username"]), Row("role", None, Role(data["role"]).label)]
+
+    def save():
+        user = tenants.staff_create(tenant=tenant, actor=request.actor, **form.cleaned_data)
+        return str(user.pk), ""
+
+    operation = Operation("staff-add", _("Add a staff member"), form, check, save, request.path)
+    return _run(request, "staff", operation, {"staff_form": form})
+
+
+def _member(tenant: Tenant, user_id: int) -> Membership:
+    membership = Membership.objects.filter(tenant=tenant, user_id=user_id).select_related("user").first()
+    if membership is None:
+        raise Http404
+    return membership
+
+
+@_post_only
+def staff_role(request, user_id: int):
+    form = RoleForm(request.POST)
+    tenant = request.tenant
+    membership = _member(tenant, user_id)
+
+    def check():
+        tenants.staff_role_change_check(membership=membership, role=form.cleaned_data["role"])
+        return _rows({"role": membership.role}, {"role": form.cleaned_data["role"]}, ["role"])
+
+    def save():
+        tenants.staff_role_change(tenant=tenant, user_id=user_id, role=form.cleaned_data["role"], actor=request.actor)
+        return str(user_id), ""
+
+    title = _("Change the role of %(username)s") % {"username": membership.user.get_username()}
+    return _run(request, "staff", Operation("staff-role", title, form, check, save, request.path), {})
+
+
+@_post_only
+def staff_remove(request, user_id: int):
+    form = ConfirmForm(request.POST)
+    tenant = request.tenant
+    membership = _member(tenant, user_id)
+
+    def check():
+        tenants.staff_remove_check(membership=membership)
+        operation.warning = _("Their account is deactivated; past events keep naming them.")
+        return [Row(membership.user.get_username(), Role(membership.role).label, _("removed"))]
+
+    def save():
+        tenants.staff_remove(tenant=tenant, user_id=user_id, actor=request.actor)
+        return str(user_id), ""
+
+    title = _("Remove %(username)s") % {"username": membership.user.get_username()}
+    operation = Operation("staff-remove", title, form, check, save, request.path)
+    return _run(request, "staff", operation, {})

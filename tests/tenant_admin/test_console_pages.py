@@ -1,0 +1,195 @@
+"""The tenant admin console (SPEC §4): each change shows what will change, then saves
+through the service and shows the audit event; only tenant admins of the tenant get in."""
+import pytest
+
+from reviews.models import ApiKey, AuditEvent, FieldDefinition, Membership, Role, Scope, Tenant
+from reviews.services.tenants import api_key_authenticate, api_key_create, staff_create
+from tests.conftest import PASSWORD
+
+SECTIONS = ["/tenant/schema/", "/tenant/policy/", "/tenant/extractor/", "/tenant/keys/", "/tenant/staff/"]
+
+
+def events(tenant, action):
+    return list(AuditEvent.objects.filter(tenant_id=tenant.pk, action=action).select_related("payload"))
+
+
+@pytest.fixture
+def admin(client, tenant_admin):
+    client.force_login(tenant_admin)
+    return client
+
+
+def policy_data(tenant, **changes):
+    data = {
+        "reject_below": tenant.reject_below, "confirm_below": tenant.confirm_below, "auto_approve_at": tenant.auto_approve_at,
+        "allowed_relation_names": "", "sensitive_retention_days": tenant.sensitive_retention_days,
+        "message_retention_days": tenant.message_retention_days, "thread_idle_days": tenant.thread_idle_days,
+        **{f"priority_{source}": rank for source, rank in tenant.source_priority.items()},
+    }
+    data.update(changes)
+    return data
+
+
+@pytest.mark.parametrize("url", SECTIONS)
+def test_every_section_opens_for_a_tenant_admin(admin, url):
+    response = admin.get(url)
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "Recent governance changes" in page and 'aria-current="page"' in page
+
+
+@pytest.mark.parametrize("url", SECTIONS + ["/tenant/policy/change", "/tenant/keys/create"])
+@pytest.mark.parametrize("persona", ["reviewer", "auditor"])
+def test_other_roles_are_refused(client, request, url, persona):
+    client.force_login(request.getfixturevalue(persona))
+    response = client.post(url, {}) if not url.endswith("/") else client.get(url)
+    assert response.status_code == 403
+
+
+def test_strangers_are_sent_to_sign_in(client, db):
+    response = client.get("/tenant/keys/")
+    assert response.status_code == 302 and "/login/" in response["Location"]
+
+
+def test_the_nav_links_the_console_for_tenant_admins_only(client, tenant_admin, reviewer):
+    client.force_login(tenant_admin)
+    assert 'href="/tenant/"' in client.get("/review/").content.decode()
+    client.force_login(reviewer)
+    assert 'href="/tenant/"' not in client.get("/review/").content.decode()
+
+
+def test_a_threshold_change_is_shown_then_saved_then_recorded(admin, tenant):
+    response = admin.post("/tenant/policy/change", policy_data(tenant, confirm_below="0.7"))
+    page = response.content.decode()
+    assert response.status_code == 200 and "what will change" in page
+    assert "confirm_below" in page and "0.8" in page and "0.7" in page
+    assert Tenant.objects.get(pk=tenant.pk).confirm_below == 0.8 and not events(tenant, "tenant.policy_changed")
+
+    response = admin.post("/tenant/policy/change", {**policy_data(tenant, confirm_below="0.7"), "step": "save"})
+    page = response.content.decode()
+    assert Tenant.objects.get(pk=tenant.pk).confirm_below == 0.7
+    (event,) = events(tenant, "tenant.policy_changed")
+    assert (event.payload.before, event.payload.after) == ({"confirm_below": 0.8}, {"confirm_below": 0.7})
+    assert "Saved and recorded in the audit trail" in page and f"#{event.seq}" in page
+
+
+def test_a_refused_threshold_says_why_and_changes_nothing(admin, tenant):
+    response = admin.post("/tenant/policy/change", {**policy_data(tenant, reject_below="0.9"), "step": "save"})
+    assert response.status_code == 400
+    assert "must not exceed confirm_below" in response.content.decode()
+    assert Tenant.objects.get(pk=tenant.pk).reject_below == 0.5 and not events(tenant, "tenant.policy_changed")
+
+
+def test_a_change_that_changes_nothing_says_so(admin, tenant):
+    response = admin.post("/tenant/policy/change", policy_data(tenant))
+    assert "Nothing would change" in response.content.decode()
+
+
+def test_with_htmx_only_the_section_comes_back(admin, tenant):
+    response = admin.post("/tenant/policy/change", policy_data(tenant, confirm_below="0.7"), HTTP_HX_REQUEST="true")
+    page = response.content.decode()
+    assert page.lstrip().startswith('<div id="section">') and "<html" not in page
+
+
+def test_a_created_key_is_shown_once_and_works(admin, tenant):
+    data = {"name": "crm", "scopes": ["recall", "ingest"], "source": "business_system"}
+    preview = admin.post("/tenant/keys/create", data).content.decode()
+    assert "what will change" in preview and "ingest, recall" in preview and not ApiKey.objects.filter(tenant=tenant).exists()
+    response = admin.post("/tenant/keys/create", {**data, "step": "save"})
+    assert response["Cache-Control"] == "no-store"
+    key = ApiKey.objects.get(tenant=tenant, name="crm")
+    page = response.content.decode()
+    raw = page.split("data-secret-key>")[1].split("<")[0]
+    assert raw.startswith(f"mp_{key.prefix}_") and api_key_authenticate(raw).pk == key.pk
+    assert events(tenant, "api_key.created")[-1].object_id == key.prefix
+    assert raw not in admin.get("/tenant/keys/").content.decode()
+
+
+def test_a_key_is_revoked_after_confirmation(admin, tenant):
+    key, raw = api_key_create(tenant=tenant, scopes=[Scope.RECALL], name="old bot")
+    preview = admin.post(f"/tenant/keys/{key.prefix}/revoke").content.decode()
+    assert "what will change" in preview and "revoked" in preview and ApiKey.objects.get(pk=key.pk).revoked_at is None
+    page = admin.post(f"/tenant/keys/{key.prefix}/revoke", {"step": "save"}).content.decode()
+    assert ApiKey.objects.get(pk=key.pk).revoked_at is not None and api_key_authenticate(raw) is None
+    assert events(tenant, "api_key.revoked")[0].object_id == key.prefix and "api_key.revoked" in page
+
+
+def test_another_tenants_key_cannot_be_revoked(admin, other_tenant):
+    key, _ = api_key_create(tenant=other_tenant, scopes=[Scope.RECALL])
+    response = admin.post(f"/tenant/keys/{key.prefix}/revoke", {"step": "save"})
+    assert response.status_code == 400
+    assert ApiKey.objects.get(pk=key.pk).revoked_at is None
+    assert key.prefix not in admin.get("/tenant/keys/").content.decode()
+
+
+def test_key_names_are_escaped(admin, tenant):
+    api_key_create(tenant=tenant, scopes=[Scope.RECALL], name="<script>alert(1)</script>")
+    page = admin.get("/tenant/keys/").content.decode()
+    assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)" in page
+
+
+def test_staff_are_added_moved_and_removed(admin, tenant):
+    data = {"username": "nina", "role": "reviewer", "password": PASSWORD}
+    assert "what will change" in admin.post("/tenant/staff/add", data).content.decode()
+    admin.post("/tenant/staff/add", {**data, "step": "save"})
+    nina = Membership.objects.get(user__username="nina")
+    assert nina.user.check_password(PASSWORD) and events(tenant, "staff.added")[-1].payload.after["username"] == "nina"
+    admin.post(f"/tenant/staff/{nina.user_id}/role", {"role": "auditor", "step": "save"})
+    assert Membership.objects.get(pk=nina.pk).role == Role.AUDITOR and events(tenant, "staff.role_changed")
+    admin.post(f"/tenant/staff/{nina.user_id}/remove", {"step": "save"})
+    assert not Membership.objects.filter(pk=nina.pk).exists() and events(tenant, "staff.removed")
+
+
+def test_the_last_tenant_admin_cannot_remove_themselves(admin, tenant, tenant_admin):
+    response = admin.post(f"/tenant/staff/{tenant_admin.pk}/remove", {"step": "save"})
+    assert response.status_code == 400 and "last tenant admin" in response.content.decode()
+    assert Membership.objects.filter(user=tenant_admin, role=Role.TENANT_ADMIN).exists()
+
+
+def test_another_tenants_staff_are_not_found(admin, outsider):
+    assert admin.post(f"/tenant/staff/{outsider.pk}/role", {"role": "auditor", "step": "save"}).status_code == 404
+    assert admin.post(f"/tenant/staff/{outsider.pk}/remove", {"step": "save"}).status_code == 404
+    assert Membership.objects.get(user=outsider).role == Role.REVIEWER
+    assert "olga" not in admin.get("/tenant/staff/").content.decode()
+
+
+def test_a_field_is_added_and_changed(admin, tenant):
+    data = {"entity_type": "project", "field": "deadline", "cardinality": "one", "sensitivity": "normal",
+            "category": "constraint", "retention_days": "30"}
+    admin.post("/tenant/schema/add", {**data, "step": "save"})
+    assert FieldDefinition.objects.filter(tenant=tenant, entity_type="project", field="deadline").exists()
+    change = {"cardinality": "one", "sensitivity": "personal", "category": "constraint", "retention_days": "30"}
+    preview = admin.post("/tenant/schema/project/deadline", change).content.decode()
+    assert "what will change" in preview and "personal" in preview
+    admin.post("/tenant/schema/project/deadline", {**change, "step": "save"})
+    event = events(tenant, "tenant.schema_changed")[-1]
+    assert (event.payload.before["sensitivity"], event.payload.after["sensitivity"]) == ("normal", "personal")
+
+
+def test_a_sensitive_field_with_auto_approval_is_refused(admin, tenant):
+    change = {"cardinality": "one", "sensitivity": "sensitive", "category": "identity", "auto_approve": "on"}
+    response = admin.post("/tenant/schema/user/name", {**change, "step": "save"})
+    assert response.status_code == 400 and "only on normal" in response.content.decode()
+    assert FieldDefinition.objects.get(tenant=tenant, entity_type="user", field="name").sensitivity == "normal"
+
+
+def test_the_extractor_is_chosen(admin, tenant):
+    admin.post("/tenant/extractor/change", {"extractor": "rules", "prompt_version": "rules-1", "step": "save"})
+    assert Tenant.objects.get(pk=tenant.pk).extractor == "rules"
+    assert events(tenant, "tenant.extractor_changed")[0].payload.after == {"extractor": "rules", "prompt_version": "rules-1"}
+
+
+def test_an_admin_sees_only_their_tenant(client, tenant, other_tenant):
+    staff_create(tenant=other_tenant, username="otto", role=Role.TENANT_ADMIN, password=PASSWORD)
+    api_key_create(tenant=tenant, scopes=[Scope.RECALL], name="tenant-one-bot")
+    client.login(username="otto", password=PASSWORD)
+    assert "tenant-one-bot" not in client.get("/tenant/keys/").content.decode()
+    client.post("/tenant/policy/change", {**policy_data(other_tenant, confirm_below="0.6"), "step": "save"})
+    assert Tenant.objects.get(pk=tenant.pk).confirm_below == 0.8
+    assert Tenant.objects.get(pk=other_tenant.pk).confirm_below == 0.6
+
+
+def test_console_pages_have_no_inline_script_or_style(admin):
+    for url in SECTIONS:
+        page = admin.get(url).content.decode()
+        assert "<script>" not in page and ' style="' not in page and " onclick=" not in page
