@@ -13,6 +13,7 @@ FILES=(
   templates/base.html templates/home.html templates/errors templates/registration templates/reviews
   templates/auditor templates/recall reviews/views/auditor.py reviews/views/recall.py
   reviews/views/reviewer.py reviews/views/stats.py reviews/views/dry_runs.py reviews/templatetags/reviewer_tags.py
+  templates/tenant_admin reviews/views/tenant_admin.py reviews/templatetags/tenant_admin_tags.py
   reviews/models/choices.py reviews/audit.py reviews/exports.py reviews/services/audit_export.py memory_portal/settings.py
 )
 CATALOG=locale/zh_Hans/LC_MESSAGES/django.po

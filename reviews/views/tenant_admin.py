@@ -220,9 +220,10 @@ def _run(request, section: str, operation: Operation, context: dict):
         try:
             if request.POST.get("step") == SAVE:
                 object_id, secret = operation.save()
-                context["recorded"] = _recorded_event(request.tenant, object_id)
-                context["secret"] = secret
-                return _render(request, section, context)
+                # Saved: the section's forms start afresh from what is now in force.
+                done = {key: value for key, value in context.items() if not isinstance(value, forms.Form)}
+                done.update(recorded=_recorded_event(request.tenant, object_id), secret=secret)
+                return _render(request, section, done)
             operation.rows = operation.check()
             context["proposal"] = operation
             if not operation.rows:

@@ -193,3 +193,8 @@ def test_console_pages_have_no_inline_script_or_style(admin):
     for url in SECTIONS:
         page = admin.get(url).content.decode()
         assert "<script>" not in page and ' style="' not in page and " onclick=" not in page
+
+
+def test_the_console_speaks_chinese(admin):
+    page = admin.get("/tenant/keys/", HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9").content.decode()
+    assert "API 密钥" in page and "最近的治理变更" in page and "Recent governance changes" not in page
