@@ -256,9 +256,8 @@ def _render(request, section: str, context: dict, status: int = 200):
     for event in context["recent"]:
         event.actor_name = names[event.actor]
     context["section_url"] = reverse(f"reviews:tenant-{section}")
-    template = f"tenant_admin/{section}.html"
-    if request.htmx:
-        template += "#section"
+    context["section_template"] = f"tenant_admin/_{section}.html"
+    template = "tenant_admin/console.html#section" if request.htmx else "tenant_admin/console.html"
     return render(request, template, context, status=status)
 
 
