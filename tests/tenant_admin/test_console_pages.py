@@ -174,9 +174,12 @@ def test_a_sensitive_field_with_auto_approval_is_refused(admin, tenant):
 
 
 def test_the_extractor_is_chosen(admin, tenant):
-    admin.post("/tenant/extractor/change", {"extractor": "rules", "prompt_version": "rules-1", "step": "save"})
+    from reviews.extraction.rules import RULES_VERSION
+
+    admin.post("/tenant/extractor/change", {"extractor": "rules", "prompt_version": RULES_VERSION, "step": "save"})
     assert Tenant.objects.get(pk=tenant.pk).extractor == "rules"
-    assert events(tenant, "tenant.extractor_changed")[0].payload.after == {"extractor": "rules", "prompt_version": "rules-1"}
+    after = events(tenant, "tenant.extractor_changed")[0].payload.after
+    assert after == {"extractor": "rules", "prompt_version": RULES_VERSION}
 
 
 def test_an_admin_sees_only_their_tenant(client, tenant, other_tenant):
