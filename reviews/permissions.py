@@ -64,8 +64,15 @@ def portal_binding(*, tenant_id: int, subject_id: int, user_id: str) -> dict:
 
 
 def portal_subject(request):
-    """The one subject this browser session may act as, or None."""
+    """The one subject this browser session may act as, or None.
+
+    A staff login in the same browser ends the binding: one session is a member of staff
+    or a subject, never both (redeeming a portal link likewise signs staff out).
+    """
     binding = request.session.get(PORTAL_SESSION_KEY) if hasattr(request, "session") else None
+    if binding is not None and getattr(request, "user", None) is not None and request.user.is_authenticated:
+        del request.session[PORTAL_SESSION_KEY]
+        return None
     if not isinstance(binding, dict):
         return None
     try:

@@ -118,10 +118,14 @@ class Reason(models.TextChoices):
     NEWER_CANDIDATE = "newer_candidate"
     ERASED = "erased"
     COLLECTION_PAUSED = "collection_paused"
+    ENTITY_MERGED = "entity_merged"
 
 
 class FactStatus(models.TextChoices):
+    """SPEC §1; changed only by ``reviews.transitions``."""
+
     ACTIVE = "active", _("active")
+    CONTESTED = "contested", _("contested")
     DELETED = "deleted", _("deleted")
     EXPIRED = "expired", _("expired")
 
@@ -189,6 +193,7 @@ class AuditAction(models.TextChoices):
     FACT_DELETION_SCHEDULED = "fact.deletion_scheduled"
     FACT_DELETION_UNDONE = "fact.deletion_undone"
     FACT_EXPIRED = "fact.expired"
+    FACT_RETIRED = "fact.retired"
     ENTITY_MERGED = "entity.merged"
     MEMORY_DELETED = "memory.deleted"
     MEMORY_EXPIRED = "memory.expired"

@@ -185,7 +185,7 @@ class Fact(models.Model):
     source_message_id = models.CharField(max_length=128, blank=True, default="")
     evidence = models.TextField(blank=True)
     provenance = models.JSONField(default=list, blank=True)
-    status = models.CharField(max_length=8, choices=FactStatus.choices, default=FactStatus.ACTIVE)
+    status = models.CharField(max_length=10, choices=FactStatus.choices, default=FactStatus.ACTIVE)
     version = models.PositiveIntegerField(default=1)
     expires_at = models.DateTimeField(null=True, blank=True)
     approved_by = models.CharField(max_length=160, blank=True)

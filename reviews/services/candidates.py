@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
-from .. import audit
+from .. import audit, transitions
 from ..actors import POLICY, Actor
 from ..audit import EventDraft
 from ..errors import InvalidInput, InvalidTransition, NotFound, StaleVersion
@@ -39,7 +39,7 @@ from ..policy import MAX_VALUE_LENGTH, ActiveFact, Decision, FieldRule, Proposal
 from ..schema import TenantSchema
 from ..secrets import mask_field_value, mask_secrets
 from .entities import EntityResolver, subject_get_or_create
-from .facts import clean_value, fact_publish, lock_subject, suppress_value
+from .facts import clean_value, contests_closed, fact_publish, lock_subject, suppress_value
 
 
 
@@ -211,27 +211,9 @@ def candidates_submit(
     # One INSERT for the whole batch: the row count, not the policy, dominates the cost.
     Candidate.objects.bulk_create([candidate for candidate, _, _ in rows])
     events: list[EventDraft] = []
-    for candidate, decision, _ in rows:
-        events.append(
-            EventDraft(
-                actor=str(actor),
-                action=AuditAction.CANDIDATE_SUBMITTED,
-                object_type="candidate",
-                object_id=candidate.pk,
-                subject_user_id=subject.user_id,
-                after=candidate_payload(candidate),
-            )
-        )
-        events.append(
-            EventDraft(
-                actor=str(POLICY),
-                action=AuditAction.policy_outcome(decision.status),
-                object_type="candidate",
-                object_id=candidate.pk,
-                subject_user_id=subject.user_id,
-                after={"status": decision.status, "reason": decision.reason},
-                reason_code=decision.reason,
-            )
+    for candidate, _, _ in rows:
+        events += transitions.candidate_submitted(
+            candidate, subject=subject, actor=actor, payload=candidate_payload(candidate)
         )
 
     # Apply publications and merges in submission order, then point each candidate at its
@@ -307,7 +289,8 @@ def _locked_candidate(*, tenant: Tenant, candidate_id: int, user_id: str | None)
     return candidate, subject
 
 
-def _check_version(candidate: Candidate, version: int, allowed: tuple) -> None:
+def _check_version(candidate: Candidate, version: int) -> None:
+    """Someone else deciding first is a stale version (409), checked before the state."""
     if candidate.version != version:
         raise StaleVersion(
             "Someone else decided this item first.",
@@ -318,10 +301,6 @@ def _check_version(candidate: Candidate, version: int, allowed: tuple) -> None:
                 "decided_at": candidate.decided_at.isoformat() if candidate.decided_at else None,
             },
         )
-    if candidate.status not in allowed:
-        raise InvalidTransition(
-            f"A {candidate.status} candidate cannot be decided this way.", details={"status": candidate.status}
-        )
 
 
 def _rule_of(tenant: Tenant, candidate: Candidate) -> FieldRule:
@@ -329,20 +308,6 @@ def _rule_of(tenant: Tenant, candidate: Candidate) -> FieldRule:
     if rule is None or candidate.entity_id is None:
         raise InvalidTransition("The tenant's schema no longer allows this field.", details={"field": candidate.field})
     return rule
-
-
-def _decide(candidate: Candidate, *, status: str, reason: str, actor: Actor, note: str = "", **changes) -> dict:
-    before = {"status": candidate.status, "version": candidate.version, "value": candidate.value}
-    candidate.status = status
-    candidate.reason = reason
-    candidate.note = note
-    candidate.version += 1
-    candidate.decided_by = str(actor)
-    candidate.decided_at = timezone.now()
-    for name, value in changes.items():
-        setattr(candidate, name, value)
-    candidate.save()
-    return before
 
 
 @transaction.atomic
@@ -363,7 +328,7 @@ def candidate_approve(
     the field's retention. ``user_id`` restricts the action to one subject's items.
     """
     candidate, subject = _locked_candidate(tenant=tenant, candidate_id=candidate_id, user_id=user_id)
-    _check_version(candidate, version, OPEN_CANDIDATE_STATUSES)
+    _check_version(candidate, version)
     rule = _rule_of(tenant, candidate)
     edited = value is not None and value.strip() != candidate.value
     final_value = clean_value(value) if edited else candidate.value
@@ -371,18 +336,22 @@ def candidate_approve(
         reason = Reason.SUBJECT_CONFIRMED
     else:
         reason = Reason.REVIEWER_EDITED if edited else Reason.REVIEWER_APPROVED
-    events: list[EventDraft] = []
-    before = _decide(
+    decided = transitions.candidate_decide(
         candidate,
-        status=CandidateStatus.APPROVED,
-        reason=reason,
+        transitions.CANDIDATE_APPROVE,
+        subject=subject,
         actor=actor,
+        reason=reason,
         note=note,
+        action=AuditAction.CANDIDATE_EDITED_APPROVED if edited else None,
+        after={"value": final_value, "keep": keep},
+        now=timezone.now(),
         value=final_value,
         has_conflict=False,
         # An edited value is the editor's words, and outranks chat accordingly (SPEC §4).
         source=actor.source if edited else candidate.source,
     )
+    events: list[EventDraft] = [decided]
     fact, _ = fact_publish(
         candidate=candidate,
         rule=rule,
@@ -395,20 +364,6 @@ def candidate_approve(
     )
     Candidate.objects.filter(pk=candidate.pk).update(fact=fact)
     candidate.fact = fact
-    events.insert(
-        0,
-        EventDraft(
-            actor=str(actor),
-            action=AuditAction.CANDIDATE_EDITED_APPROVED if edited else AuditAction.CANDIDATE_APPROVED,
-            object_type="candidate",
-            object_id=candidate.pk,
-            subject_user_id=subject.user_id,
-            before=before,
-            after={"status": candidate.status, "version": candidate.version, "value": final_value, "keep": keep},
-            reason=note,
-            reason_code=reason,
-        ),
-    )
     audit.record_many(tenant.pk, events)
     return candidate
 
@@ -427,25 +382,24 @@ def candidate_reject(
     if actor.is_reviewer and not note.strip():
         raise InvalidInput("A reason is required to reject.", details={"reason": "required"})
     candidate, subject = _locked_candidate(tenant=tenant, candidate_id=candidate_id, user_id=user_id)
-    _check_version(candidate, version, OPEN_CANDIDATE_STATUSES)
+    _check_version(candidate, version)
     reason = Reason.SUBJECT_REJECTED if actor.is_subject else Reason.REVIEWER_REJECTED
-    before = _decide(candidate, status=CandidateStatus.REJECTED, reason=reason, actor=actor, note=note)
+    events = [
+        transitions.candidate_decide(
+            candidate,
+            transitions.CANDIDATE_REJECT,
+            subject=subject,
+            actor=actor,
+            reason=reason,
+            note=note,
+            now=timezone.now(),
+        )
+    ]
     if candidate.entity_id is not None:
         suppress_value(subject=subject, entity_id=candidate.entity_id, field=candidate.field, value=candidate.value)
-    audit.record(
-        tenant.pk,
-        EventDraft(
-            actor=str(actor),
-            action=AuditAction.CANDIDATE_REJECTED,
-            object_type="candidate",
-            object_id=candidate.pk,
-            subject_user_id=subject.user_id,
-            before=before,
-            after={"status": candidate.status, "version": candidate.version},
-            reason=note,
-            reason_code=reason,
-        ),
-    )
+    # A contested fact is not published: closing the contest changes no projection.
+    events += contests_closed(candidates=[candidate], subject=subject, actor=actor, reason=reason)
+    audit.record_many(tenant.pk, events)
     return candidate
 
 
@@ -453,22 +407,17 @@ def candidate_reject(
 def candidate_defer(*, tenant: Tenant, candidate_id: int, version: int, actor: Actor, note: str = "") -> Candidate:
     """Hand a candidate to the subject to confirm (SPEC §4)."""
     candidate, subject = _locked_candidate(tenant=tenant, candidate_id=candidate_id, user_id=None)
-    _check_version(candidate, version, (CandidateStatus.PENDING_REVIEW,))
-    before = _decide(candidate, status=CandidateStatus.PENDING_USER, reason=Reason.DEFERRED, actor=actor, note=note)
-    audit.record(
-        tenant.pk,
-        EventDraft(
-            actor=str(actor),
-            action=AuditAction.CANDIDATE_DEFERRED,
-            object_type="candidate",
-            object_id=candidate.pk,
-            subject_user_id=subject.user_id,
-            before=before,
-            after={"status": candidate.status, "version": candidate.version},
-            reason=note,
-            reason_code=Reason.DEFERRED,
-        ),
+    _check_version(candidate, version)
+    event = transitions.candidate_decide(
+        candidate,
+        transitions.CANDIDATE_DEFER,
+        subject=subject,
+        actor=actor,
+        reason=Reason.DEFERRED,
+        note=note,
+        now=timezone.now(),
     )
+    audit.record(tenant.pk, event)
     return candidate
 
 

@@ -22,7 +22,8 @@ from ..actors import SYSTEM, Actor
 from ..background import publish_tasks, publisher, runs_in_process
 from ..errors import InvalidTransition, NotFound
 from ..models import AuditAction, DeletionStatus, Fact, FactDeletion, Subject, Tenant
-from .erasure import ErasureReceipt, fact_erase, fact_retired_event
+from ..transitions import fact_retired_event
+from .erasure import ErasureReceipt, fact_erase
 from .facts import _get_fact_for_update, lock_subject
 
 logger = logging.getLogger(__name__)

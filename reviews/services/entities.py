@@ -7,12 +7,25 @@ their user id and to 我 / I / me / my.
 from __future__ import annotations
 
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
-from .. import audit
+from .. import audit, transitions
 from ..actors import Actor
 from ..audit import EventDraft
 from ..errors import InvalidInput, NotFound
-from ..models import AuditAction, Candidate, Entity, EntityAlias, Fact, Subject, SuppressedValue, Tenant
+from ..models import (
+    AuditAction,
+    Candidate,
+    Cardinality,
+    Entity,
+    EntityAlias,
+    Fact,
+    FactStatus,
+    Reason,
+    Subject,
+    SuppressedValue,
+    Tenant,
+)
 from ..normalize import normalize_text, slugify_entity_id
 
 USER_ENTITY_TYPE = "user"
@@ -128,8 +141,10 @@ def entity_merge(*, tenant: Tenant, source_id: int, target_id: int, actor: Actor
     """Merge entity ``source`` into ``target`` of the same subject (SPEC §1).
 
     1. Lock both; they must belong to the tenant, the same subject and the same type.
-    2. Move aliases, candidates, facts and suppressed digests; drop what would duplicate.
-    3. Delete the source and audit the merge.
+    2. Move aliases, candidates, facts and suppressed digests. Every fact moves: one that
+       would duplicate or contradict the target's active value is retired first (deleted,
+       its value kept in its versions as history, ``fact.retired``), never removed.
+    3. Delete the source (nothing cascades from it any more) and audit the merge.
     """
     from .facts import lock_subject
 
@@ -146,41 +161,55 @@ def entity_merge(*, tenant: Tenant, source_id: int, target_id: int, actor: Actor
     Candidate.objects.filter(entity=source).update(entity=target, entity_ref_id=target.entity_id)
     # Facts move unless the target already has the same active value (then the source's
     # copy is retired rather than creating a duplicate the constraint would refuse).
-    target_digests = set(
-        Fact.objects.filter(entity=target, status="active").values_list("field", "thread_id", "value_digest")
-    )
-    target_one_fields = set(
-        Fact.objects.filter(entity=target, status="active", cardinality="one").values_list("field", "thread_id")
-    )
-    moved, retired = [], []
-    for fact in Fact.objects.filter(entity=source):
-        clash = (fact.field, fact.thread_id, fact.value_digest) in target_digests or (
-            fact.cardinality == "one" and (fact.field, fact.thread_id) in target_one_fields
+    target_active = Fact.objects.filter(entity=target, status=FactStatus.ACTIVE)
+    target_digests = set(target_active.values_list("field", "thread_id", "value_digest"))
+    target_one_fields = set(target_active.filter(cardinality=Cardinality.ONE).values_list("field", "thread_id"))
+    facts = list(Fact.objects.select_for_update().filter(entity=source).select_related("entity").order_by("pk"))
+    retired = [
+        fact
+        for fact in facts
+        if fact.status == FactStatus.ACTIVE
+        and (
+            (fact.field, fact.thread_id, fact.value_digest) in target_digests
+            or (fact.cardinality == Cardinality.ONE and (fact.field, fact.thread_id) in target_one_fields)
         )
-        if fact.status == "active" and clash:
-            retired.append(fact.pk)
-        else:
-            moved.append(fact.pk)
-    Fact.objects.filter(pk__in=retired).update(status="deleted")
-    Fact.objects.filter(pk__in=moved).update(entity=target)
+    ]
+    subject = target.subject
+    events = transitions.facts_end(
+        retired,
+        transitions.FACT_RETIRE,
+        subject=subject,
+        actor=actor,
+        at=timezone.now(),
+        reason_code=lambda _fact: Reason.ENTITY_MERGED,
+    )
+    # A deleted fact shows no value; the retired value stays in the fact's versions.
+    Fact.objects.filter(pk__in=[fact.pk for fact in retired]).update(value="", evidence="")
+    Fact.objects.filter(pk__in=[fact.pk for fact in facts]).update(entity=target)
+    moved = [fact.pk for fact in facts]
     for row in SuppressedValue.objects.filter(entity=source):
         SuppressedValue.objects.get_or_create(
             tenant_id=row.tenant_id, subject_id=row.subject_id, entity=target, field=row.field, value_digest=row.value_digest
         )
-    before = {"source": source.ref, "target": target.ref, "moved_facts": moved, "retired_facts": retired}
+    before = {
+        "source": source.ref,
+        "target": target.ref,
+        "moved_facts": moved,
+        "retired_facts": [fact.pk for fact in retired],
+    }
     source.delete()
-    audit.record(
-        tenant.pk,
+    events.append(
         EventDraft(
             actor=str(actor),
             action=AuditAction.ENTITY_MERGED,
             object_type="entity",
             object_id=target.pk,
-            subject_user_id=target.subject.user_id,
+            subject_user_id=subject.user_id,
             before=before,
             after={"entity": target.ref, "aliases": sorted(target.aliases.values_list("alias", flat=True))},
-        ),
+        )
     )
+    audit.record_many(tenant.pk, events)
     from ..publication import schedule_projection
 
     schedule_projection(target.subject_id)

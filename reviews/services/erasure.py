@@ -33,7 +33,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from .. import audit
+from .. import audit, transitions
 from ..actors import Actor
 from ..audit import EventDraft
 from ..errors import InvalidInput, NotFound
@@ -59,6 +59,7 @@ from ..models import (
 from ..models.choices import RECEIPT_ACTIONS
 from ..normalize import normalize_text, value_digest
 from ..publication import schedule_projection
+from ..transitions import LIVE_FACT_STATUSES, Transition
 from .audit_export import audit_exports_purge
 from .entities import SELF_ALIASES, USER_ENTITY_TYPE
 from .facts import _get_fact_for_update, lock_subject, suppress_value
@@ -223,35 +224,51 @@ def forget_facts(
     *,
     subject: Subject,
     facts: list[Fact],
-    status: str,
+    transition: Transition,
+    actor: Actor,
     candidates: Q,
     receipt: ErasureReceipt,
     delete_candidates: bool,
     extra_values=(),
     objects: Q | None = None,
-) -> list[int]:
+    reason: str = "",
+    reason_code=lambda fact: "",
+) -> list[EventDraft]:
     """Turn ``facts`` into tombstones and remove every copy of their values.
 
     1. Collect the values: each fact's and each earlier version's (and ``extra_values``),
        then those of the candidates that go (step 3).
-    2. Tombstone the facts (``status``, no value, no evidence) and delete their versions.
+    2. Live facts take ``transition`` (deleted or expired, one event each, returned);
+       tombstones that still hold a value or versions (a merge's history) stay what they
+       are. All lose their value and evidence, and their versions are deleted.
     3. The candidates matched by ``candidates`` or holding one of the values in the same
        slot: deleted, or (``delete_candidates=False``, expiry) kept with the value blanked
        so quality figures still count them.
     4. Cut the values out of the subject's remaining text; delete the readable audit
        payloads that carried them or were about the deleted objects (and ``objects``);
        retire export files holding those rows.
-    Returns the ids of the events whose payloads went.
     """
-    # A tombstone that already lost its value (an earlier deletion or expiry) stays as it is.
-    facts = [fact for fact in facts if fact.status == FactStatus.ACTIVE or fact.value]
+    # A tombstone that already lost its value and versions has nothing left to forget.
+    with_history = set(
+        FactVersion.objects.filter(fact_id__in=[fact.pk for fact in facts]).values_list("fact_id", flat=True)
+    )
+    facts = [fact for fact in facts if fact.status in LIVE_FACT_STATUSES or fact.value or fact.pk in with_history]
     fact_ids = [fact.pk for fact in facts]
     versions = FactVersion.objects.filter(fact_id__in=fact_ids)
     values = {fact.value for fact in facts} | set(versions.values_list("value", flat=True)) | set(extra_values)
     receipt.count("fact_versions", versions.delete()[0])
     receipt.count("store_items", _projection_keys(facts))
     receipt.count("facts", len(facts))
-    Fact.objects.filter(pk__in=fact_ids).update(status=status, value="", evidence="", updated_at=receipt.at)
+    events = transitions.facts_end(
+        [fact for fact in facts if fact.status in LIVE_FACT_STATUSES],
+        transition,
+        subject=subject,
+        actor=actor,
+        at=receipt.at,
+        reason=reason,
+        reason_code=reason_code,
+    )
+    Fact.objects.filter(pk__in=fact_ids).update(value="", evidence="", updated_at=receipt.at)
 
     digests = {value_digest(v) for v in values}
     slots = {(fact.entity_id, fact.field, fact.thread_id) for fact in facts}
@@ -281,7 +298,7 @@ def forget_facts(
     erased = _purge_audit_values(subject=subject, objects=about | objects if objects else about, pattern=pattern)
     receipt.count("audit_values", len(erased))
     receipt.count("export_files", audit_exports_purge(tenant_id=subject.tenant_id, erased=Q(pk__in=erased)))
-    return erased
+    return events
 
 
 def redact_subject_text(*, subject: Subject, pattern: re.Pattern, receipt: ErasureReceipt) -> None:
@@ -294,29 +311,6 @@ def redact_subject_text(*, subject: Subject, pattern: re.Pattern, receipt: Erasu
     _redact_rows(FactVersion.objects.filter(fact__subject=subject), ["reason"], pattern)
     receipt.redacted["recall_records"] += _rewrite_recall_queries(
         subject=subject, rewrite=lambda query: _cut_json(pattern, query)
-    )
-
-
-def fact_retired_event(
-    *, fact: Fact, subject: Subject, actor: Actor, action: str, reason: str = "", reason_code: str = ""
-) -> EventDraft:
-    return EventDraft(
-        actor=str(actor),
-        action=action,
-        object_type="fact",
-        object_id=fact.pk,
-        subject_user_id=subject.user_id,
-        # No value: the event outlives the deletion and its payload must hold nothing erased.
-        before={
-            "entity": f"{fact.entity.entity_type}:{fact.entity.entity_id}",
-            "field": fact.field,
-            "version": fact.version,
-            "scope": fact.scope,
-            "thread_id": fact.thread_id,
-            "expires_at": fact.expires_at.isoformat() if fact.expires_at else None,
-        },
-        reason=reason,
-        reason_code=reason_code,
     )
 
 
@@ -366,17 +360,20 @@ def fact_erase(
 
     ``user_id`` restricts the lookup to one subject (the API and the self-service page).
     """
-    fact, subject = _get_fact_for_update(tenant=tenant, fact_id=fact_id, user_id=user_id)
+    fact, subject = _get_fact_for_update(
+        tenant=tenant, fact_id=fact_id, user_id=user_id, statuses=transitions.FACT_DELETE.sources
+    )
     receipt = ErasureReceipt(scope={"user_id": subject.user_id, "fact_id": fact.pk})
-    events = [fact_retired_event(fact=fact, subject=subject, actor=actor, action=AuditAction.FACT_DELETED, reason=reason)]
     _suppress(subject, [fact])
-    forget_facts(
+    events = forget_facts(
         subject=subject,
         facts=[fact],
-        status=FactStatus.DELETED,
+        transition=transitions.FACT_DELETE,
+        actor=actor,
         candidates=Q(pk__in=[]),
         receipt=receipt,
         delete_candidates=True,
+        reason=reason,
     )
     events.append(receipt_event(action=AuditAction.MEMORY_DELETED, subject=subject, actor=actor, receipt=receipt))
     audit.record_many(tenant.pk, events)
@@ -472,13 +469,8 @@ def facts_delete(
         scope={"user_id": user_id, "thread_id": thread_id or None, "entity": entity or None, "field": field or None}
     )
     facts = list(Fact.objects.select_for_update().filter(scope.facts).select_related("entity").order_by("pk"))
-    events = [
-        fact_retired_event(fact=fact, subject=subject, actor=actor, action=AuditAction.FACT_DELETED)
-        for fact in facts
-        if fact.status == FactStatus.ACTIVE
-    ]
     if not thread_id:
-        _suppress(subject, [fact for fact in facts if fact.status == FactStatus.ACTIVE])
+        _suppress(subject, [fact for fact in facts if fact.status in LIVE_FACT_STATUSES])
     extra_values = []
     if scope.message_ids:
         # Earlier versions a thread's messages were the source of go with the thread.
@@ -494,10 +486,11 @@ def facts_delete(
     whole_entity = scope.entity is not None and not (thread_id or field)
     if whole_entity:
         extra_values += _entity_names(scope.entity)
-    forget_facts(
+    events = forget_facts(
         subject=subject,
         facts=facts,
-        status=FactStatus.DELETED,
+        transition=transitions.FACT_DELETE,
+        actor=actor,
         candidates=scope.candidates,
         receipt=receipt,
         delete_candidates=True,

@@ -9,10 +9,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
-from .. import audit
+from .. import audit, transitions
 from ..actors import POLICY, Actor
 from ..audit import EventDraft
 from ..errors import InvalidInput, NotFound, StaleVersion
@@ -21,7 +20,6 @@ from ..models import (
     AuditAction,
     Candidate,
     CandidateFlag,
-    CandidateStatus,
     Cardinality,
     Fact,
     FactStatus,
@@ -37,6 +35,7 @@ from ..normalize import value_digest
 from ..policy import MAX_VALUE_LENGTH, FieldRule
 from ..publication import schedule_projection
 from ..secrets import mask_secrets
+from ..transitions import fact_payload
 
 
 def lock_subject(subject_id: int) -> Subject:
@@ -59,17 +58,6 @@ def clean_value(value: str) -> str:
             "The value looks like a credential; credentials are never stored.", details={"value": "secret_detected"}
         )
     return value
-
-
-def fact_payload(fact: Fact) -> dict:
-    """The audited view of a fact's value."""
-    return {
-        "entity": f"{fact.entity.entity_type}:{fact.entity.entity_id}",
-        "field": fact.field,
-        "value": fact.value,
-        "version": fact.version,
-        "source": fact.source,
-    }
 
 
 def expiry_for(*, rule: FieldRule, tenant: Tenant, now, keep: bool):
@@ -156,7 +144,7 @@ def fact_publish(
         current = reinstated
     if current is not None:
         before = fact_payload(current)
-        current.status = FactStatus.ACTIVE
+        action = transitions.fact_reinstate(current) if reinstated is not None else AuditAction.FACT_UPDATED
         current.value = value
         current.value_digest = digest
         current.confidence = candidate.confidence
@@ -170,7 +158,7 @@ def fact_publish(
         current.approved_by = str(actor)
         current.updated_at = now
         current.save()
-        fact, action = current, AuditAction.FACT_REINSTATED if reinstated is not None else AuditAction.FACT_UPDATED
+        fact = current
     else:
         before = None
         fact = Fact.objects.create(
@@ -228,11 +216,35 @@ def fact_publish(
 
 
 def _withdrawn_by_contest(*, candidate: Candidate, subject: Subject) -> Fact | None:
-    """The fact a contested candidate withdrew from publication, if it is still withdrawn
+    """The fact a contest candidate withdrew from publication, if it is still contested
     and in the candidate's slot (a reviewer may have edited the value, not the slot)."""
     if CandidateFlag.CONTESTED not in (candidate.flags or []) or candidate.conflict_fact_id is None:
         return None
-    return _slot_facts(candidate, subject).filter(pk=candidate.conflict_fact_id, status=FactStatus.DELETED).first()
+    return _slot_facts(candidate, subject).filter(pk=candidate.conflict_fact_id, status=FactStatus.CONTESTED).first()
+
+
+def contests_closed(*, candidates: list[Candidate], subject: Subject, actor: Actor, reason: str) -> list[EventDraft]:
+    """Contest candidates closed without upholding their fact (rejected: review agreed with
+    the subject; superseded: a newer value was published): each contested fact is deleted,
+    its value emptied (its versions stay as history)."""
+    fact_ids = [
+        candidate.conflict_fact_id
+        for candidate in candidates
+        if CandidateFlag.CONTESTED in (candidate.flags or []) and candidate.conflict_fact_id is not None
+    ]
+    if not fact_ids:
+        return []
+    facts = list(
+        Fact.objects.select_for_update()
+        .select_related("entity")
+        .filter(pk__in=fact_ids, subject=subject, status=FactStatus.CONTESTED)
+        .order_by("pk")
+    )
+    events = transitions.facts_end(
+        facts, transitions.FACT_DELETE, subject=subject, actor=actor, at=timezone.now(), reason_code=lambda _f: reason
+    )
+    Fact.objects.filter(pk__in=[fact.pk for fact in facts]).update(value="", evidence="")
+    return events
 
 
 def _slot_facts(candidate: Candidate, subject: Subject):
@@ -253,30 +265,18 @@ def _supersede_older_open_candidates(*, candidate: Candidate, subject: Subject, 
         # Ids grow with arrival (a batch shares one timestamp), so they order "older".
         pk__lt=candidate.pk,
     )
-    stale = list(older.values_list("pk", "status"))
-    if not stale:
-        return
+    older = list(older.select_for_update().only("pk", "status", "version", "flags", "conflict_fact_id"))
     # One UPDATE for them all; the version bump makes any reviewer holding one stale (409).
-    Candidate.objects.filter(pk__in=[pk for pk, _ in stale]).update(
-        status=CandidateStatus.SUPERSEDED,
+    events += transitions.candidates_close(
+        [(c.pk, c.status, c.version) for c in older],
+        transitions.CANDIDATE_SUPERSEDE,
+        subject=subject,
+        actor=POLICY,
         reason=Reason.NEWER_CANDIDATE,
-        version=F("version") + 1,
-        decided_by=str(POLICY),
-        decided_at=timezone.now(),
+        now=timezone.now(),
+        after={"by_candidate": candidate.pk},
     )
-    events.extend(
-        EventDraft(
-            actor=str(POLICY),
-            action=AuditAction.CANDIDATE_SUPERSEDED,
-            object_type="candidate",
-            object_id=pk,
-            subject_user_id=subject.user_id,
-            before={"status": status},
-            after={"status": CandidateStatus.SUPERSEDED, "by_candidate": candidate.pk},
-            reason_code=Reason.NEWER_CANDIDATE,
-        )
-        for pk, status in stale
-    )
+    events += contests_closed(candidates=older, subject=subject, actor=POLICY, reason=Reason.NEWER_CANDIDATE)
 
 
 def suppress_value(*, subject: Subject, entity_id: int, field: str, value: str) -> None:
@@ -289,13 +289,15 @@ def suppress_value(*, subject: Subject, entity_id: int, field: str, value: str) 
     )
 
 
-def _get_fact_for_update(*, tenant: Tenant, fact_id: int, user_id: str | None) -> tuple[Fact, Subject]:
+def _get_fact_for_update(
+    *, tenant: Tenant, fact_id: int, user_id: str | None, statuses=(FactStatus.ACTIVE,)
+) -> tuple[Fact, Subject]:
     fact = Fact.objects.filter(tenant=tenant, pk=fact_id).select_related("subject").first()
     if fact is None or (user_id is not None and fact.subject.user_id != user_id):
         raise NotFound("Fact not found.")
     subject = lock_subject(fact.subject_id)
     fact = Fact.objects.select_for_update().select_related("entity").get(pk=fact.pk)
-    if fact.status != FactStatus.ACTIVE:
+    if fact.status not in statuses:
         raise NotFound("Fact not found.")
     return fact, subject
 

@@ -22,7 +22,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from .. import audit
+from .. import audit, transitions
 from ..actors import Actor
 from ..audit import EventDraft
 from ..errors import DomainError, Forbidden, InvalidInput, InvalidTransition, NotFound
@@ -46,7 +46,7 @@ from ..publication import schedule_projection
 from ..secrets import mask_secrets
 from .candidates import candidate_payload
 from .entities import subject_get_or_create
-from .facts import fact_payload, lock_subject
+from .facts import lock_subject
 
 LINK_SALT = "reviews.portal-link"
 MAX_TOKEN_LENGTH = 200
@@ -280,23 +280,10 @@ def fact_contest(*, tenant: Tenant, user_id: str, fact_id: int, actor: Actor, no
         flags=[CandidateFlag.CONTESTED],
         conflict_fact=fact,
     )
-    before = fact_payload(fact)
-    fact.status = FactStatus.DELETED
-    fact.updated_at = now
-    fact.save(update_fields=["status", "updated_at"])
     audit.record_many(
         tenant.pk,
         [
-            EventDraft(
-                actor=str(actor),
-                action=AuditAction.FACT_CONTESTED,
-                object_type="fact",
-                object_id=fact.pk,
-                subject_user_id=subject.user_id,
-                before=before,
-                after={"status": "withdrawn_for_review", "candidate_id": candidate.pk},
-                reason=note,
-            ),
+            transitions.fact_contest(fact, subject=subject, actor=actor, candidate_id=candidate.pk, note=note, now=now),
             EventDraft(
                 actor=str(actor),
                 action=AuditAction.CANDIDATE_SUBMITTED,

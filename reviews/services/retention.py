@@ -24,14 +24,13 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from .. import audit
+from .. import audit, transitions
 from ..actors import SYSTEM, Actor
 from ..audit import EventDraft
 from ..models import (
     OPEN_CANDIDATE_STATUSES,
     AuditAction,
     Candidate,
-    CandidateStatus,
     ExtractionStatus,
     Fact,
     FactStatus,
@@ -40,7 +39,7 @@ from ..models import (
     Tenant,
 )
 from ..publication import schedule_projection
-from .erasure import ErasureReceipt, fact_retired_event, forget_facts, purge_object_values, receipt_event
+from .erasure import ErasureReceipt, forget_facts, purge_object_values, receipt_event
 from .facts import lock_subject
 
 RETENTION = "retention_expired"
@@ -159,54 +158,37 @@ def subject_expire(
         .order_by("pk")
         if (fact.expires_at is not None and fact.expires_at <= now) or fact.thread_id in idle
     ]
-    events: list[EventDraft] = [
-        fact_retired_event(
-            fact=fact,
-            subject=subject,
-            actor=actor,
-            action=AuditAction.FACT_EXPIRED,
-            reason_code=RETENTION if fact.expires_at is not None and fact.expires_at <= now else THREAD_IDLE,
-        )
-        for fact in facts
-    ]
     receipt = ErasureReceipt(scope={"user_id": subject.user_id, "expired": True}, at=now)
+    events: list[EventDraft] = []
     if facts:
-        forget_facts(
+        events += forget_facts(
             subject=subject,
             facts=facts,
-            status=FactStatus.EXPIRED,
+            transition=transitions.FACT_EXPIRE,
+            actor=actor,
             candidates=Q(pk__in=[]),
             receipt=receipt,
             delete_candidates=False,
+            reason_code=lambda fact: RETENTION if fact.expires_at is not None and fact.expires_at <= now else THREAD_IDLE,
         )
     report.facts_expired = len(facts)
 
     stale = Candidate.objects.select_for_update().filter(
         subject=subject, scope=MemoryScope.THREAD, thread_id__in=idle, status__in=OPEN_CANDIDATE_STATUSES
     )
-    for candidate in stale:
-        Candidate.objects.filter(pk=candidate.pk).update(
-            status=CandidateStatus.WITHDRAWN,
+    for thread_id in idle:
+        withdrawn = transitions.candidates_close(
+            stale.filter(thread_id=thread_id).order_by("pk").values_list("pk", "status", "version"),
+            transitions.CANDIDATE_WITHDRAW,
+            subject=subject,
+            actor=actor,
             reason=THREAD_IDLE,
-            value="",
-            evidence="",
-            version=candidate.version + 1,
-            decided_by=str(actor),
-            decided_at=now,
+            now=now,
+            after={"thread_id": thread_id},
+            blank_values=True,
         )
-        events.append(
-            EventDraft(
-                actor=str(actor),
-                action=AuditAction.CANDIDATE_WITHDRAWN,
-                object_type="candidate",
-                object_id=candidate.pk,
-                subject_user_id=subject.user_id,
-                before={"status": candidate.status, "version": candidate.version},
-                after={"status": CandidateStatus.WITHDRAWN, "thread_id": candidate.thread_id},
-                reason_code=THREAD_IDLE,
-            )
-        )
-        report.candidates_withdrawn += 1
+        events += withdrawn
+        report.candidates_withdrawn += len(withdrawn)
     if not events:
         return report
     if facts:

@@ -194,6 +194,16 @@ class TestSessionIsNotALogin:
         response = client.get("/me/")
         assert response.status_code == 200 and response.wsgi_request.user.is_anonymous
 
+    def test_a_staff_login_ends_the_portal_binding(self, tenant, reviewer, client):
+        url, _ = portal_link_create(tenant=tenant, user_id="alice", actor=SYSTEM)
+        client.post(link_path(url))
+        assert client.get("/me/").status_code == 200
+        response = client.post(reverse("reviews:login"), {"username": reviewer.username, "password": PASSWORD})
+        assert response.status_code == 302 and response.wsgi_request.user == reviewer
+        assert client.get("/me/").status_code == 403
+        assert PORTAL_SESSION_KEY not in client.session
+        assert client.get(reverse("reviews:queue")).status_code == 200  # still signed in as staff
+
     def test_staff_pages_and_the_admin_do_not_accept_a_subject_session(self, tenant, client):
         url, _ = portal_link_create(tenant=tenant, user_id="alice", actor=SYSTEM)
         client.post(link_path(url))

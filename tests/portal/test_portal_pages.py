@@ -384,3 +384,39 @@ class TestLanguages:
         assert "2026年11月8日" in page
         waiting = text(alice_client.get("/me/waiting/", HTTP_ACCEPT_LANGUAGE="zh-Hans"))
         assert "等你确认" in waiting and "保留 90 天" in waiting
+
+
+class TestOnlyWhatIsTheirs:
+    """The subject decides `pending_user` items and conflicts with their own facts, never
+    an item waiting for a reviewer (SPEC §4)."""
+
+    @pytest.fixture
+    def for_review(self, tenant, submit, alice):
+        [result] = submit(tenant, "alice", candidate(field="language", value="French", confidence=0.9))
+        assert (result.status, result.reason) == ("pending_review", "needs_review")
+        return Candidate.objects.get(pk=result.candidate_id)
+
+    @pytest.mark.parametrize(
+        "action,data",
+        [
+            ("confirm", {}),
+            ("correct", {"value": "Spanish"}),
+            ("reject", {}),
+            ("settle", {"resolution": "take_new", "value": ""}),
+        ],
+    )
+    def test_an_item_waiting_for_a_reviewer_is_refused(self, tenant, for_review, alice_client, action, data):
+        response = alice_client.post(f"/me/waiting/{for_review.pk}/{action}/", {"version": for_review.version, **data})
+        assert response.status_code == 409
+        item = Candidate.objects.get(pk=for_review.pk)
+        assert (item.status, item.version, item.decided_by) == ("pending_review", for_review.version, "")
+        assert not Fact.objects.filter(subject__user_id="alice", field="language").exists()
+        assert not AuditEvent.objects.filter(tenant_id=tenant.pk, actor="subject:alice", object_id=str(item.pk)).exists()
+
+    def test_their_own_contest_is_for_a_reviewer_to_decide(self, tenant, alice, alice_client):
+        alice_client.post(f"/me/facts/{alice.role.pk}/contest/", {"note": "I left that job"})
+        contest = Candidate.objects.get(subject__user_id="alice", flags__contains=["contested"])
+        response = alice_client.post(f"/me/waiting/{contest.pk}/confirm/", {"version": contest.version})
+        assert response.status_code == 409
+        assert Candidate.objects.get(pk=contest.pk).status == "pending_review"
+        assert Fact.objects.get(pk=alice.role.pk).status == "contested"

@@ -56,7 +56,7 @@ class TestContest:
         )
         assert contest.conflict_fact_id == role.pk and not contest.has_conflict
         role.refresh_from_db()
-        assert role.status == "deleted" and role.value == "data engineer"  # withdrawn, not erased
+        assert role.status == "contested" and role.value == "data engineer"  # withdrawn, not erased
         assert not SuppressedValue.objects.filter(value_digest=value_digest("data engineer")).exists()
         contested = events(tenant, "fact.contested").get()
         assert (contested.actor, contested.object_id) == ("subject:alice", str(role.pk))
@@ -69,6 +69,11 @@ class TestContest:
                          actor=Actor.reviewer(reviewer))
         assert not Fact.objects.filter(subject__user_id="alice", field="role", status="active").exists()
         assert SuppressedValue.objects.filter(value_digest=value_digest("data engineer")).exists()
+        role = Fact.objects.get(pk=alice.role.pk)
+        assert (role.status, role.value) == ("deleted", "")  # no longer contested: deleted, empty
+        assert list(role.versions.values_list("value", flat=True)) == ["data engineer"]  # its history stays
+        deleted = events(tenant, "fact.deleted").get()
+        assert (deleted.object_id, deleted.reason_code) == (str(role.pk), "reviewer_rejected")
 
     def test_a_reviewer_who_disagrees_publishes_it_again_as_its_next_version(self, tenant, alice, reviewer):
         contest = fact_contest(tenant=tenant, user_id="alice", fact_id=alice.role.pk, actor=ALICE)
@@ -99,7 +104,9 @@ class TestContest:
         with pytest.raises(StaleVersion):
             candidate_approve(tenant=tenant, candidate_id=contest.pk, version=contest.version,
                               actor=Actor.reviewer(reviewer))
-        assert Fact.objects.get(pk=alice.role.pk).status == "deleted"  # withdrawn, and stays so
+        withdrawn = Fact.objects.get(pk=alice.role.pk)
+        assert (withdrawn.status, withdrawn.value) == ("deleted", "")  # replaced: no longer contested
+        assert events(tenant, "fact.deleted").get().reason_code == "newer_candidate"
         assert not events(tenant, "fact.reinstated").exists()
 
     def test_a_fact_no_reviewer_approved_is_edited_not_contested(self, tenant, alice):

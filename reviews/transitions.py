@@ -1,0 +1,321 @@
+"""Every status change of a Fact or a Candidate, in one place (SPEC §1, §3, §4).
+
+Each transition is declared once below: the states it starts from, the state it ends in,
+and the audit action it records. The functions that apply them check the starting state
+(:class:`~reviews.errors.InvalidTransition` otherwise, 409 at the API), write the status
+in plain sight (an attribute and a ``save`` or one ``UPDATE``) and return the audit events
+for the caller to append in its transaction. No other module assigns ``status``; rows are
+*created* in their initial state by the services that create them (a published fact is
+``active``; a candidate starts where the policy put it, recorded by :func:`candidate_submitted`).
+
+A state-machine library (django-fsm-2, python-statemachine) was weighed and not used:
+both change one instance at a time and hide the write behind a decorator or a callback,
+whereas several of these transitions are one ``UPDATE`` over many rows (retention,
+supersession) and every one must hand its audit event to the caller's chain append.
+
+Callers hold the subject's row lock (``services.facts.lock_subject``) and the rows' locks.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Iterable
+
+from django.db.models import F
+
+from .actors import POLICY, Actor
+from .audit import EventDraft
+from .errors import InvalidTransition
+from .models import (
+    OPEN_CANDIDATE_STATUSES,
+    AuditAction,
+    Candidate,
+    CandidateStatus,
+    Fact,
+    FactStatus,
+    Subject,
+)
+
+
+@dataclass(frozen=True)
+class Transition:
+    name: str
+    sources: tuple[str, ...]
+    target: str
+    action: AuditAction
+
+    def check(self, status: str, *, what: str) -> None:
+        if status not in self.sources:
+            raise InvalidTransition(
+                f"A {status} {what} cannot be {self.name}.",
+                details={"status": status, "allowed_from": list(self.sources)},
+            )
+
+
+# --- Facts (SPEC §1: active, contested, deleted, expired) ----------------------------------
+
+FACT_CONTEST = Transition("contested", (FactStatus.ACTIVE,), FactStatus.CONTESTED, AuditAction.FACT_CONTESTED)
+FACT_REINSTATE = Transition("reinstated", (FactStatus.CONTESTED,), FactStatus.ACTIVE, AuditAction.FACT_REINSTATED)
+FACT_DELETE = Transition(
+    "deleted", (FactStatus.ACTIVE, FactStatus.CONTESTED), FactStatus.DELETED, AuditAction.FACT_DELETED
+)
+FACT_EXPIRE = Transition("expired", (FactStatus.ACTIVE,), FactStatus.EXPIRED, AuditAction.FACT_EXPIRED)
+# An entity merge keeps a clashing fact as history of the target, out of publication.
+FACT_RETIRE = Transition(
+    "retired", (FactStatus.ACTIVE, FactStatus.CONTESTED), FactStatus.DELETED, AuditAction.FACT_RETIRED
+)
+# Not published, but holding a value someone may still decide about.
+LIVE_FACT_STATUSES = (FactStatus.ACTIVE, FactStatus.CONTESTED)
+
+# --- Candidates (SPEC §3 statuses) ------------------------------------------------------------
+
+CANDIDATE_APPROVE = Transition(
+    "approved", OPEN_CANDIDATE_STATUSES, CandidateStatus.APPROVED, AuditAction.CANDIDATE_APPROVED
+)
+CANDIDATE_REJECT = Transition(
+    "rejected", OPEN_CANDIDATE_STATUSES, CandidateStatus.REJECTED, AuditAction.CANDIDATE_REJECTED
+)
+CANDIDATE_DEFER = Transition(
+    "deferred", (CandidateStatus.PENDING_REVIEW,), CandidateStatus.PENDING_USER, AuditAction.CANDIDATE_DEFERRED
+)
+CANDIDATE_SUPERSEDE = Transition(
+    "superseded", OPEN_CANDIDATE_STATUSES, CandidateStatus.SUPERSEDED, AuditAction.CANDIDATE_SUPERSEDED
+)
+CANDIDATE_WITHDRAW = Transition(
+    "withdrawn", OPEN_CANDIDATE_STATUSES, CandidateStatus.WITHDRAWN, AuditAction.CANDIDATE_WITHDRAWN
+)
+
+
+def fact_payload(fact: Fact) -> dict:
+    """The audited view of a fact's value."""
+    return {
+        "entity": f"{fact.entity.entity_type}:{fact.entity.entity_id}",
+        "field": fact.field,
+        "value": fact.value,
+        "version": fact.version,
+        "source": fact.source,
+    }
+
+
+def fact_trace(fact: Fact) -> dict:
+    """The audited view of a fact that leaves publication for good: no value, since the
+    event outlives a deletion and its payload must hold nothing erased."""
+    return {
+        "entity": f"{fact.entity.entity_type}:{fact.entity.entity_id}",
+        "field": fact.field,
+        "version": fact.version,
+        "scope": fact.scope,
+        "thread_id": fact.thread_id,
+        "expires_at": fact.expires_at.isoformat() if fact.expires_at else None,
+    }
+
+
+def fact_retired_event(
+    *, fact: Fact, subject: Subject, actor: Actor, action: AuditAction, reason: str = "", reason_code: str = ""
+) -> EventDraft:
+    """An event about a fact leaving publication, naming it by :func:`fact_trace` (no value)."""
+    return EventDraft(
+        actor=str(actor),
+        action=action,
+        object_type="fact",
+        object_id=fact.pk,
+        subject_user_id=subject.user_id,
+        before=fact_trace(fact),
+        reason=reason,
+        reason_code=reason_code,
+    )
+
+
+def fact_contest(
+    fact: Fact, *, subject: Subject, actor: Actor, candidate_id: int, note: str, now: datetime
+) -> EventDraft:
+    """active → contested: the subject sends a reviewer's fact back to review; the value stays."""
+    FACT_CONTEST.check(fact.status, what="fact")
+    before = fact_payload(fact)
+    fact.status = FACT_CONTEST.target
+    fact.updated_at = now
+    fact.save(update_fields=["status", "updated_at"])
+    return EventDraft(
+        actor=str(actor),
+        action=FACT_CONTEST.action,
+        object_type="fact",
+        object_id=fact.pk,
+        subject_user_id=subject.user_id,
+        before=before,
+        after={"status": fact.status, "candidate_id": candidate_id},
+        reason=note,
+    )
+
+
+def fact_reinstate(fact: Fact) -> AuditAction:
+    """contested → active, in memory: the caller saves the fact with its next version
+    (:func:`reviews.services.facts.fact_publish`) and records the returned action."""
+    FACT_REINSTATE.check(fact.status, what="fact")
+    fact.status = FACT_REINSTATE.target
+    return FACT_REINSTATE.action
+
+
+def facts_end(
+    facts: list[Fact],
+    transition: Transition,
+    *,
+    subject: Subject,
+    actor: Actor,
+    at: datetime,
+    reason: str = "",
+    reason_code=lambda fact: "",
+) -> list[EventDraft]:
+    """Take live facts out of publication for good (deleted, expired, retired), in one UPDATE.
+
+    Every fact must be in one of the transition's source states. Their values are the
+    caller's to purge or keep (erasure purges them; a merge keeps them as history).
+    """
+    for fact in facts:
+        transition.check(fact.status, what="fact")
+    if not facts:
+        return []
+    Fact.objects.filter(pk__in=[fact.pk for fact in facts], status__in=transition.sources).update(
+        status=transition.target, updated_at=at
+    )
+    events = [
+        fact_retired_event(
+            fact=fact, subject=subject, actor=actor, action=transition.action, reason=reason, reason_code=reason_code(fact)
+        )
+        for fact in facts
+    ]
+    for fact in facts:
+        fact.status = transition.target
+        fact.updated_at = at
+    return events
+
+
+# --- Candidates --------------------------------------------------------------------------------
+
+
+def candidate_submitted(candidate: Candidate, *, subject: Subject, actor: Actor, payload: dict) -> list[EventDraft]:
+    """A new candidate and the state the policy gave it on arrival (SPEC §3): two events."""
+    return [
+        EventDraft(
+            actor=str(actor),
+            action=AuditAction.CANDIDATE_SUBMITTED,
+            object_type="candidate",
+            object_id=candidate.pk,
+            subject_user_id=subject.user_id,
+            after=payload,
+        ),
+        EventDraft(
+            actor=str(POLICY),
+            action=AuditAction.policy_outcome(candidate.status),
+            object_type="candidate",
+            object_id=candidate.pk,
+            subject_user_id=subject.user_id,
+            after={"status": candidate.status, "reason": candidate.reason},
+            reason_code=candidate.reason,
+        ),
+    ]
+
+
+def subject_may_decide(candidate: Candidate) -> bool:
+    """The subject decides only what is theirs (SPEC §4): items waiting for them, and a
+    conflict with one of their own published facts. Never an item waiting for a reviewer."""
+    if candidate.status == CandidateStatus.PENDING_USER:
+        return True
+    fact = candidate.conflict_fact
+    return (
+        candidate.status == CandidateStatus.PENDING_REVIEW
+        and candidate.has_conflict
+        and fact is not None
+        and fact.status == FactStatus.ACTIVE
+    )
+
+
+def candidate_decide(
+    candidate: Candidate,
+    transition: Transition,
+    *,
+    subject: Subject,
+    actor: Actor,
+    reason: str,
+    note: str = "",
+    action: AuditAction | None = None,
+    after: dict | None = None,
+    now: datetime,
+    **changes,
+) -> EventDraft:
+    """A person's decision about one open candidate (approve, reject, defer).
+
+    ``changes`` are the other fields the decision sets (an edited value, its source);
+    ``action`` overrides the transition's (an edit-then-approve) and ``after`` adds to the
+    recorded state.
+    """
+    transition.check(candidate.status, what="candidate")
+    if actor.is_subject and not subject_may_decide(candidate):
+        raise InvalidTransition(
+            "This item is waiting for a reviewer, not for you.", details={"status": candidate.status}
+        )
+    before = {"status": candidate.status, "version": candidate.version, "value": candidate.value}
+    candidate.status = transition.target
+    candidate.reason = reason
+    candidate.note = note
+    candidate.version += 1
+    candidate.decided_by = str(actor)
+    candidate.decided_at = now
+    for name, value in changes.items():
+        setattr(candidate, name, value)
+    candidate.save()
+    return EventDraft(
+        actor=str(actor),
+        action=action or transition.action,
+        object_type="candidate",
+        object_id=candidate.pk,
+        subject_user_id=subject.user_id,
+        before=before,
+        after={"status": candidate.status, "version": candidate.version, **(after or {})},
+        reason=note,
+        reason_code=reason,
+    )
+
+
+def candidates_close(
+    rows: Iterable[tuple[int, str, int]],
+    transition: Transition,
+    *,
+    subject: Subject,
+    actor: Actor,
+    reason: str,
+    now: datetime,
+    after: dict | None = None,
+    blank_values: bool = False,
+) -> list[EventDraft]:
+    """Close open candidates the system decided about (superseded, withdrawn), in one UPDATE.
+
+    ``rows`` are (id, status, version) of locked rows; the version bump makes anyone
+    holding one of them stale (409). ``blank_values`` also drops their values (retention).
+    """
+    rows = list(rows)
+    for _pk, status, _version in rows:
+        transition.check(status, what="candidate")
+    if not rows:
+        return []
+    cleared = {"value": "", "evidence": ""} if blank_values else {}
+    Candidate.objects.filter(pk__in=[pk for pk, _, _ in rows], status__in=transition.sources).update(
+        status=transition.target,
+        reason=reason,
+        version=F("version") + 1,
+        decided_by=str(actor),
+        decided_at=now,
+        **cleared,
+    )
+    return [
+        EventDraft(
+            actor=str(actor),
+            action=transition.action,
+            object_type="candidate",
+            object_id=pk,
+            subject_user_id=subject.user_id,
+            before={"status": status, "version": version},
+            after={"status": transition.target, **(after or {})},
+            reason_code=reason,
+        )
+        for pk, status, version in rows
+    ]
