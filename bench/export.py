@@ -48,6 +48,7 @@ def setup_django(name: str) -> None:
     # DEBUG off: no query log; its key must then be set (the bench's own, digests included).
     os.environ["DJANGO_DEBUG"] = "0"
     os.environ.setdefault("DJANGO_SECRET_KEY", "bench-export-secret-key-not-for-production")
+    os.environ.setdefault("MEMORY_DIGEST_KEY", "bench-export-digest-key-not-for-production")
     os.environ["LOG_LEVEL"] = "WARNING"
     import django
 

@@ -31,6 +31,7 @@ os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/memory
 # DEBUG off (no query log); its key must then be set: the bench's own.
 os.environ["DJANGO_DEBUG"] = "0"
 os.environ.setdefault("DJANGO_SECRET_KEY", "bench-ingest-secret-key-not-for-production")
+os.environ.setdefault("MEMORY_DIGEST_KEY", "bench-ingest-digest-key-not-for-production")
 os.environ.setdefault("LOG_LEVEL", "WARNING")
 os.environ.setdefault("MEMORY_API_RATE", "1000000/min")
 FIXTURE = ROOT / "reviews" / "fixtures" / "demo_conversations.jsonl"

@@ -24,6 +24,7 @@ os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/memory
 # DEBUG off, as in production (no query log); its key must then be set: the bench's own.
 os.environ["DJANGO_DEBUG"] = "0"
 os.environ.setdefault("DJANGO_SECRET_KEY", "bench-policy-secret-key-not-for-production")
+os.environ.setdefault("MEMORY_DIGEST_KEY", "bench-policy-digest-key-not-for-production")
 
 from bench.common import ensure_database, publish_tasks_to  # noqa: E402 - after the path is set
 

@@ -137,6 +137,7 @@ def start_server(database_url: str, workers: int, port: int, *, async_commit: bo
         "DJANGO_SETTINGS_MODULE": "bench.settings",
         "DJANGO_DEBUG": "0",
         "DJANGO_SECRET_KEY": "bench-only-not-a-secret-" + "x" * 32,
+        "MEMORY_DIGEST_KEY": "bench-only-digest-key",
         "DATABASE_CONN_MAX_AGE": "600",
         "MEMORY_API_RATE": "100000000/s",
         "LOG_LEVEL": "WARNING",

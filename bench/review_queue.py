@@ -240,6 +240,7 @@ def main():
     # Measure what production runs: no debug cursor wrappers, cached templates.
     os.environ.setdefault("DJANGO_DEBUG", "0")
     os.environ.setdefault("DJANGO_SECRET_KEY", "bench-queue-only")
+    os.environ.setdefault("MEMORY_DIGEST_KEY", "bench-queue-only-digest")
     os.environ.setdefault("DJANGO_SECURE_COOKIES", "0")
 
     import django

@@ -266,6 +266,16 @@ MEMORY_PORTAL_LINK_MAX_AGE = env.int("MEMORY_PORTAL_LINK_MAX_AGE", default=24 * 
 # How long a subject can undo "delete this memory" before the erasure proper runs.
 MEMORY_UNDO_SECONDS = env.int("MEMORY_UNDO_SECONDS", default=30)
 MEMORY_PUBLIC_BASE_URL = env.str("MEMORY_PUBLIC_BASE_URL", default="http://127.0.0.1:8000")
+# Value digests (audit chain, duplicates, suppressions) are keyed with their own key, never
+# DJANGO_SECRET_KEY, so rotating the secret key breaks nothing (SPEC §6). Old digest keys
+# stay listed after a rotation: verification and lookups try them after the current one.
+MEMORY_DIGEST_KEY = env.str("MEMORY_DIGEST_KEY", default="") or (
+    # Only good enough for a first run on a developer machine; refused below otherwise.
+    "insecure-dev-digest-key-set-MEMORY_DIGEST_KEY-in-production"
+)
+if not DEBUG and MEMORY_DIGEST_KEY.startswith("insecure-dev-"):
+    raise RuntimeError("MEMORY_DIGEST_KEY must be set when DJANGO_DEBUG is off.")
+MEMORY_DIGEST_OLD_KEYS = env.names("MEMORY_DIGEST_OLD_KEYS")
 
 LOGGING = {
     "version": 1,

@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 
 from .middleware import current_request_id
 from .models import AuditChainHead, AuditEvent, AuditPayload
-from .normalize import keyed_digest
+from .normalize import digest_matches, keyed_digest
 
 GENESIS_HASH = "0" * 64
 
@@ -159,9 +159,9 @@ def verify_events(tenant_id: int, events: Iterable[AuditEvent], payloads: dict |
         elif payloads is not None and event.pk in payloads:
             payload = payloads[event.pk]
             if (
-                keyed_digest(payload.before) != event.before_digest
-                or keyed_digest(payload.after) != event.after_digest
-                or keyed_digest(payload.reason) != event.reason_digest
+                not digest_matches(payload.before, event.before_digest)
+                or not digest_matches(payload.after, event.after_digest)
+                or not digest_matches(payload.reason, event.reason_digest)
             ):
                 problem = _("stored values do not match their digests")
         if problem:

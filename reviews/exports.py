@@ -31,7 +31,7 @@ from django.utils.translation import gettext as _
 
 from .audit import GENESIS_HASH, event_hash
 from .models import AuditChainHead, AuditEvent, ExportFormat, Tenant
-from .normalize import keyed_digest
+from .normalize import digest_matches
 
 CHUNK = 2000
 MANIFEST_KIND = "memory-portal.audit-export"
@@ -466,9 +466,9 @@ def _row_problem(row: dict, *, check_values: bool) -> str | None:
         return _("content does not match its hash")
     if check_values and not row.get("erased"):
         if (
-            keyed_digest(row.get("before")) != row["before_digest"]
-            or keyed_digest(row.get("after")) != row["after_digest"]
-            or keyed_digest(row.get("reason") or "") != row["reason_digest"]
+            not digest_matches(row.get("before"), row["before_digest"])
+            or not digest_matches(row.get("after"), row["after_digest"])
+            or not digest_matches(row.get("reason") or "", row["reason_digest"])
         ):
             return _("values do not match their digests")
     return None

@@ -56,6 +56,9 @@ class Proposal:
     scope: str = MemoryScope.LONG_TERM
     supersedes: bool = False
     secret_kinds: tuple[str, ...] = ()
+    # The value's digest under the old digest keys too (after a key rotation, stored
+    # digests may predate the current key); empty: only ``value_digest``.
+    old_key_digests: frozenset[str] = frozenset()
     value_too_long: bool = False
     # Grounding flags (SPEC §3, reviews/grounding.py): any of them keeps a person deciding.
     grounding: tuple[str, ...] = ()
@@ -130,10 +133,11 @@ def _evaluate_steps(
         return Decision(CandidateStatus.PENDING_USER, Reason.SENSITIVE_CONSENT)
 
     # 6. Duplicate of an active fact merges; a value someone refused stays refused.
+    same_value = {proposal.value_digest, *proposal.old_key_digests}
     for fact in active_facts:
-        if fact.value_digest == proposal.value_digest:
+        if fact.value_digest in same_value:
             return Decision(CandidateStatus.MERGED, Reason.DUPLICATE, merge_into=fact.id)
-    if proposal.value_digest in suppressed_digests:
+    if any(digest in suppressed_digests for digest in same_value):
         return Decision(CandidateStatus.REJECTED, Reason.SUPPRESSED)
 
     may_auto_approve = rule.auto_approve and thresholds.auto_approve_at is not None

@@ -34,7 +34,7 @@ from ..models import (
     Tenant,
 )
 from ..grounding import SourceMessage, grounding_flags
-from ..normalize import value_digest
+from ..normalize import value_digest, value_digests
 from ..policy import MAX_VALUE_LENGTH, ActiveFact, Decision, FieldRule, Proposal, Thresholds, evaluate
 from ..schema import TenantSchema
 from ..secrets import mask_field_value, mask_secrets
@@ -152,6 +152,7 @@ def candidates_submit(
             field=item.field,
             value=value,
             value_digest=digest,
+            old_key_digests=value_digests(value),
             confidence=item.confidence,
             source=source,
             kind=item.kind,

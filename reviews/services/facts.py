@@ -31,7 +31,7 @@ from ..models import (
     SuppressedValue,
     Tenant,
 )
-from ..normalize import value_digest
+from ..normalize import value_digest, value_digests
 from ..policy import MAX_VALUE_LENGTH, FieldRule
 from ..publication import schedule_projection
 from ..secrets import mask_secrets
@@ -112,9 +112,9 @@ def fact_publish(
     4. Otherwise: a new fact (for `many` fields, one row per distinct value).
     """
     now = now or timezone.now()
-    digest = value_digest(value)
+    digest, known = value_digest(value), value_digests(value)
     slot = _slot_facts(candidate, subject).filter(status=FactStatus.ACTIVE)
-    same = next((f for f in slot if f.value_digest == digest), None)
+    same = next((f for f in slot if f.value_digest in known), None)
     if same is not None:
         before = {"confidence": same.confidence, "sources": len(same.provenance)}
         same.confidence = max(same.confidence, candidate.confidence)
@@ -324,7 +324,7 @@ def fact_edit(
             "This fact changed since you loaded it.", details={"current_version": fact.version}
         )
     digest = value_digest(value)
-    if digest == fact.value_digest and fact.value == value:
+    if fact.value_digest in value_digests(value) and fact.value == value:
         return fact
     clash = (
         Fact.objects.filter(
@@ -333,7 +333,7 @@ def fact_edit(
             field=fact.field,
             thread_id=fact.thread_id,
             status=FactStatus.ACTIVE,
-            value_digest=digest,
+            value_digest__in=value_digests(value),
         )
         .exclude(pk=fact.pk)
         .exists()
