@@ -51,7 +51,7 @@ class ApiKeyVerifier:
         key = await sync_to_async(_authenticate)(token)
         if key is None:
             return None
-        return AccessToken(token=token, client_id=f"api_key:{key.prefix}", scopes=list(key.scopes))
+        return AccessToken(token=token, client_id=str(Actor.api_key(key)), scopes=list(key.scopes))
 
 
 def _authenticate(raw_key: str) -> ApiKey | None:
