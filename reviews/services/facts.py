@@ -106,84 +106,54 @@ def fact_publish(
     """Publish ``value`` for the candidate's slot; returns (fact, merged).
 
     1. Find the active fact(s) of the slot (same subject, entity, field and thread).
-    2. Same normalised value: merge (confidence = max, the source added to the provenance,
-       no new version).
-    3. A `one` field with another value: a new version of the same fact row.
+    2. Same normalised value: merge (:func:`_merge_duplicate`; no new version).
+    3. A `one` field with another value, or the contested fact this candidate upholds: a
+       new version of the same fact row (a contested one is reinstated).
     4. Otherwise: a new fact (for `many` fields, one row per distinct value).
+    5. Record the version and its event; a `one` field's older open candidates are
+       superseded.
     """
     now = now or timezone.now()
-    digest, known = value_digest(value), value_digests(value)
     slot = _slot_facts(candidate, subject).filter(status=FactStatus.ACTIVE)
+    known = value_digests(value)
     same = next((f for f in slot if f.value_digest in known), None)
     if same is not None:
-        before = {"confidence": same.confidence, "sources": len(same.provenance)}
-        same.confidence = max(same.confidence, candidate.confidence)
-        same.provenance = _with_provenance(same.provenance, _provenance_entry(candidate, now))
-        same.updated_at = now
-        same.save(update_fields=["confidence", "provenance", "updated_at"])
-        events.append(
-            EventDraft(
-                actor=str(actor),
-                action=AuditAction.FACT_MERGED,
-                object_type="fact",
-                object_id=same.pk,
-                subject_user_id=subject.user_id,
-                before=before,
-                after={"confidence": same.confidence, "candidate_id": candidate.pk},
-                reason_code=reason,
-            )
-        )
+        events.append(_merge_duplicate(same, candidate=candidate, subject=subject, actor=actor, reason=reason, now=now))
         return same, True
 
-    expires_at = expiry_for(rule=rule, tenant=subject.tenant, now=now, keep=keep)
     current = next(iter(slot), None) if rule.cardinality == Cardinality.ONE else None
+    # A contested fact that review upholds continues its own history (same row, the next
+    # version, its recalls still linked) rather than starting over at version 1.
     reinstated = _withdrawn_by_contest(candidate=candidate, subject=subject) if current is None else None
-    if reinstated is not None:
-        # A contested fact that review upholds continues its own history (same row, the
-        # next version, its recalls still linked) rather than starting over at version 1.
-        current = reinstated
-    if current is not None:
-        before = fact_payload(current)
-        action = transitions.fact_reinstate(current) if reinstated is not None else AuditAction.FACT_UPDATED
-        current.value = value
-        current.value_digest = digest
-        current.confidence = candidate.confidence
-        current.kind = candidate.kind
-        current.source = candidate.source
-        current.source_message_id = candidate.source_message_id
-        current.evidence = candidate.evidence
-        current.provenance = [_provenance_entry(candidate, now)]
-        current.version += 1
-        current.expires_at = expires_at
-        current.approved_by = str(actor)
-        current.updated_at = now
-        current.save()
-        fact = current
+    published = _published_values(
+        candidate,
+        value=value,
+        actor=actor,
+        now=now,
+        expires_at=expiry_for(rule=rule, tenant=subject.tenant, now=now, keep=keep),
+    )
+    fact = current or reinstated
+    if fact is not None:
+        before = fact_payload(fact)
+        action = transitions.fact_reinstate(fact) if reinstated is not None else AuditAction.FACT_UPDATED
+        for name, published_value in published.items():
+            setattr(fact, name, published_value)
+        fact.version += 1
+        fact.save()
     else:
-        before = None
+        before, action = None, AuditAction.FACT_CREATED
         fact = Fact.objects.create(
             tenant_id=subject.tenant_id,
             subject=subject,
             entity_id=candidate.entity_id,
             field=candidate.field,
-            value=value,
-            value_digest=digest,
             cardinality=rule.cardinality,
             sensitivity=rule.sensitivity,
             category=rule.category,
-            confidence=candidate.confidence,
-            kind=candidate.kind,
             scope=candidate.scope,
             thread_id=candidate.thread_id,
-            source=candidate.source,
-            source_message_id=candidate.source_message_id,
-            evidence=candidate.evidence,
-            provenance=[_provenance_entry(candidate, now)],
-            expires_at=expires_at,
-            approved_by=str(actor),
-            updated_at=now,
+            **published,
         )
-        action = AuditAction.FACT_CREATED
     FactVersion.objects.create(
         fact=fact,
         version=fact.version,
@@ -213,6 +183,44 @@ def fact_publish(
         _supersede_older_open_candidates(candidate=candidate, subject=subject, events=events)
     schedule_projection(subject.pk)
     return fact, False
+
+
+def _merge_duplicate(
+    fact: Fact, *, candidate: Candidate, subject: Subject, actor: Actor, reason: str, now
+) -> EventDraft:
+    """SPEC §3 step 6: confidence = max, the source added to the provenance, no new version."""
+    before = {"confidence": fact.confidence, "sources": len(fact.provenance)}
+    fact.confidence = max(fact.confidence, candidate.confidence)
+    fact.provenance = _with_provenance(fact.provenance, _provenance_entry(candidate, now))
+    fact.updated_at = now
+    fact.save(update_fields=["confidence", "provenance", "updated_at"])
+    return EventDraft(
+        actor=str(actor),
+        action=AuditAction.FACT_MERGED,
+        object_type="fact",
+        object_id=fact.pk,
+        subject_user_id=subject.user_id,
+        before=before,
+        after={"confidence": fact.confidence, "candidate_id": candidate.pk},
+        reason_code=reason,
+    )
+
+
+def _published_values(candidate: Candidate, *, value: str, actor: Actor, now, expires_at) -> dict:
+    """What a publication writes on its fact, whether a new row or the slot's next version."""
+    return {
+        "value": value,
+        "value_digest": value_digest(value),
+        "confidence": candidate.confidence,
+        "kind": candidate.kind,
+        "source": candidate.source,
+        "source_message_id": candidate.source_message_id,
+        "evidence": candidate.evidence,
+        "provenance": [_provenance_entry(candidate, now)],
+        "expires_at": expires_at,
+        "approved_by": str(actor),
+        "updated_at": now,
+    }
 
 
 def _withdrawn_by_contest(*, candidate: Candidate, subject: Subject) -> Fact | None:
