@@ -106,10 +106,12 @@ def candidates_submit(
     """Run a batch of candidates for one subject through the policy (SPEC §3).
 
     1. Lock the subject: one writer at a time decides about one subject's memory.
-    2. Load the tenant's schema, the subject's active facts and suppressed digests once.
-    3. Per candidate: mask credentials, resolve the entity, evaluate, persist, and apply
-       the outcome (publish, merge) keeping the in-memory snapshot current.
-    4. Append every event to the audit chain in one go.
+    2. Load the tenant's schema, the subject's active facts and suppressed digests once
+       (:func:`_memory_snapshot`).
+    3. Per candidate: mask credentials, resolve the entity, evaluate, and build its row
+       (:func:`_candidate_flags`), keeping the in-memory snapshot current.
+    4. Insert the rows, then apply the outcomes (publish, merge, conflict links:
+       :func:`_apply_outcomes`) and append every event to the audit chain in one go.
     """
     subject = lock_subject(subject_get_or_create(tenant=tenant, user_id=user_id).pk)
     if subject.collection_paused:
@@ -118,18 +120,7 @@ def candidates_submit(
     schema = TenantSchema.load(tenant)
     thresholds = thresholds_for(tenant)
     resolver = EntityResolver(subject)
-    active: dict[tuple[int, str, str], list[ActiveFact]] = {}
-    for fact in Fact.objects.filter(subject=subject, status=FactStatus.ACTIVE).only(
-        "pk", "entity_id", "field", "thread_id", "value_digest", "source"
-    ):
-        active.setdefault((fact.entity_id, fact.field, fact.thread_id), []).append(
-            ActiveFact(fact.pk, fact.value_digest, fact.source)
-        )
-    suppressed: dict[tuple[int, str], set[str]] = {}
-    for entity_id, field_name, digest in SuppressedValue.objects.filter(subject=subject).values_list(
-        "entity_id", "field", "value_digest"
-    ):
-        suppressed.setdefault((entity_id, field_name), set()).add(digest)
+    active, suppressed = _memory_snapshot(subject)
     sources = _source_messages(tenant, subject, candidates)
 
     now = timezone.now()
@@ -174,12 +165,7 @@ def candidates_submit(
         )
         if decision.publishes:
             _remember_publication(active, slot, rule, ActiveFact(_placeholder(index), digest, source))
-        flags = []
-        if value_mask.found or evidence_mask.found:
-            flags.append(CandidateFlag.SECRET_MASKED)
-        if entity is not None and entity.is_new:
-            flags.append(CandidateFlag.NEW_ENTITY)
-        flags.extend(proposal.grounding)
+        flags = _candidate_flags(masked=value_mask.found or evidence_mask.found, entity=entity, proposal=proposal)
         decided = decision.status not in OPEN_CANDIDATE_STATUSES
         candidate = Candidate(
             tenant=tenant,
@@ -217,8 +203,47 @@ def candidates_submit(
             candidate, subject=subject, actor=actor, payload=candidate_payload(candidate)
         )
 
-    # Apply publications and merges in submission order, then point each candidate at its
-    # fact and each conflict at the fact it disagrees with (which may be one made above).
+    _apply_outcomes(rows, subject=subject, events=events, now=now)
+    audit.record_many(tenant.pk, events)
+    return [
+        SubmitResult(candidate.pk, decision.status, decision.reason, candidate.fact_id, candidate.flags)
+        for candidate, decision, _ in rows
+    ]
+
+
+def _memory_snapshot(subject: Subject) -> tuple[dict, dict]:
+    """The subject's active facts by slot and refused digests by (entity, field): what the
+    policy's duplicate, suppression and conflict steps compare with, read once per batch."""
+    active: dict[tuple[int, str, str], list[ActiveFact]] = {}
+    for fact in Fact.objects.filter(subject=subject, status=FactStatus.ACTIVE).only(
+        "pk", "entity_id", "field", "thread_id", "value_digest", "source"
+    ):
+        active.setdefault((fact.entity_id, fact.field, fact.thread_id), []).append(
+            ActiveFact(fact.pk, fact.value_digest, fact.source)
+        )
+    suppressed: dict[tuple[int, str], set[str]] = {}
+    for entity_id, field_name, digest in SuppressedValue.objects.filter(subject=subject).values_list(
+        "entity_id", "field", "value_digest"
+    ):
+        suppressed.setdefault((entity_id, field_name), set()).add(digest)
+    return active, suppressed
+
+
+def _candidate_flags(*, masked: bool, entity, proposal: Proposal) -> list[str]:
+    """What the people deciding a candidate are shown about it: a credential cut out, an
+    entity nobody has seen, and the grounding flags."""
+    flags = []
+    if masked:
+        flags.append(CandidateFlag.SECRET_MASKED)
+    if entity is not None and entity.is_new:
+        flags.append(CandidateFlag.NEW_ENTITY)
+    flags.extend(proposal.grounding)
+    return flags
+
+
+def _apply_outcomes(rows: list, *, subject: Subject, events: list[EventDraft], now) -> None:
+    """Apply publications and merges in submission order, then point each candidate at its
+    fact and each conflict at the fact it disagrees with (which may be one made above)."""
     fact_of_placeholder: dict[int, int] = {}
     for index, (candidate, decision, rule) in enumerate(rows):
         if decision.publishes or decision.status == CandidateStatus.MERGED:
@@ -238,11 +263,6 @@ def candidates_submit(
             candidate.conflict_fact_id = fact_of_placeholder.get(decision.conflict_with, decision.conflict_with)
     linked = [c for c, _, _ in rows if c.fact_id is not None or c.conflict_fact_id is not None]
     Candidate.objects.bulk_update(linked, ["fact", "conflict_fact"])
-    audit.record_many(tenant.pk, events)
-    return [
-        SubmitResult(candidate.pk, decision.status, decision.reason, candidate.fact_id, candidate.flags)
-        for candidate, decision, _ in rows
-    ]
 
 
 def _source_messages(tenant: Tenant, subject: Subject, candidates: list[CandidateInput]) -> dict[str, SourceMessage]:

@@ -319,62 +319,18 @@ def subject_export(*, tenant: Tenant, user_id: str, actor: Actor) -> dict:
     Every fact (any status) with all its versions, every candidate (the open ones also
     listed as ``pending_items``), every stored message, every entity and alias. Nothing of
     another subject: every query is keyed by this subject's row. The export is audited.
+    Each kind of record has its one shape below (``_exported_*``).
     """
     _require_self(actor, user_id)
     subject = Subject.objects.filter(tenant=tenant, user_id=user_id).first()
     if subject is None:
         raise NotFound("Nothing is kept about this user.")
-    entities = list(Entity.objects.filter(subject=subject).prefetch_related("aliases").order_by("pk"))
-    facts = list(Fact.objects.filter(subject=subject).select_related("entity").order_by("pk"))
     versions: dict[int, list] = {}
     for version in FactVersion.objects.filter(fact__subject=subject).order_by("fact_id", "version"):
-        versions.setdefault(version.fact_id, []).append(
-            {
-                "version": version.version,
-                "value": version.value,
-                "confidence": version.confidence,
-                "source": version.source,
-                "source_message_id": version.source_message_id,
-                "decided_by": _actor_kind(version.actor),
-                "reason": version.reason,
-                "created_at": _iso(version.created_at),
-            }
-        )
-    candidates = [
-        {
-            "id": c.pk,
-            "entity": f"{c.entity_type}:{c.entity_ref_id}",
-            "field": c.field,
-            "value": c.value,
-            "confidence": c.confidence,
-            "kind": c.kind,
-            "scope": c.scope,
-            "thread_id": c.thread_id,
-            "source": c.source,
-            "source_message_id": c.source_message_id,
-            "evidence": c.evidence,
-            "status": c.status,
-            "reason": c.reason,
-            "note": c.note,
-            "flags": c.flags,
-            "conflict": c.has_conflict,
-            "fact_id": c.fact_id,
-            "decided_by": _actor_kind(c.decided_by),
-            "decided_at": _iso(c.decided_at),
-            "created_at": _iso(c.created_at),
-        }
-        for c in Candidate.objects.filter(subject=subject).order_by("pk")
-    ]
-    messages = [
-        {
-            "message_id": m.message_id,
-            "thread_id": m.thread_id,
-            "role": m.role,
-            "content": m.content,
-            "created_at": _iso(m.created_at),
-        }
-        for m in Message.objects.filter(subject=subject).order_by("created_at", "pk")
-    ]
+        versions.setdefault(version.fact_id, []).append(_exported_version(version))
+    facts = Fact.objects.filter(subject=subject).select_related("entity").order_by("pk")
+    candidates = [_exported_candidate(c) for c in Candidate.objects.filter(subject=subject).order_by("pk")]
+    messages = [_exported_message(m) for m in Message.objects.filter(subject=subject).order_by("created_at", "pk")]
     document = {
         "format": EXPORT_FORMAT,
         "exported_at": _iso(timezone.now()),
@@ -382,42 +338,10 @@ def subject_export(*, tenant: Tenant, user_id: str, actor: Actor) -> dict:
         "user_id": subject.user_id,
         "collection_paused": subject.collection_paused,
         "entities": [
-            {
-                "entity_type": e.entity_type,
-                "entity_id": e.entity_id,
-                "display_name": e.display_name,
-                "aliases": sorted(a.alias for a in e.aliases.all()),
-            }
-            for e in entities
+            _exported_entity(e)
+            for e in Entity.objects.filter(subject=subject).prefetch_related("aliases").order_by("pk")
         ],
-        "facts": [
-            {
-                "id": f.pk,
-                "entity": f"{f.entity.entity_type}:{f.entity.entity_id}",
-                "field": f.field,
-                "value": f.value,
-                "category": f.category,
-                "sensitivity": f.sensitivity,
-                "cardinality": f.cardinality,
-                "kind": f.kind,
-                "scope": f.scope,
-                "thread_id": f.thread_id,
-                "source": f.source,
-                "source_message_id": f.source_message_id,
-                "evidence": f.evidence,
-                "confidence": f.confidence,
-                "status": f.status,
-                "version": f.version,
-                "expires_at": _iso(f.expires_at),
-                "created_at": _iso(f.created_at),
-                "updated_at": _iso(f.updated_at),
-                "provenance": [
-                    {key: entry.get(key) for key in ("source", "source_message_id", "at")} for entry in f.provenance
-                ],
-                "versions": versions.get(f.pk, []),
-            }
-            for f in facts
-        ],
+        "facts": [_exported_fact(f, versions.get(f.pk, [])) for f in facts],
         "pending_items": [c for c in candidates if c["status"] in OPEN_CANDIDATE_STATUSES],
         "candidates": candidates,
         "messages": messages,
@@ -438,3 +362,88 @@ def subject_export(*, tenant: Tenant, user_id: str, actor: Actor) -> dict:
         ),
     )
     return document
+
+
+def _exported_entity(entity: Entity) -> dict:
+    return {
+        "entity_type": entity.entity_type,
+        "entity_id": entity.entity_id,
+        "display_name": entity.display_name,
+        "aliases": sorted(a.alias for a in entity.aliases.all()),
+    }
+
+
+def _exported_fact(fact: Fact, versions: list[dict]) -> dict:
+    return {
+        "id": fact.pk,
+        "entity": f"{fact.entity.entity_type}:{fact.entity.entity_id}",
+        "field": fact.field,
+        "value": fact.value,
+        "category": fact.category,
+        "sensitivity": fact.sensitivity,
+        "cardinality": fact.cardinality,
+        "kind": fact.kind,
+        "scope": fact.scope,
+        "thread_id": fact.thread_id,
+        "source": fact.source,
+        "source_message_id": fact.source_message_id,
+        "evidence": fact.evidence,
+        "confidence": fact.confidence,
+        "status": fact.status,
+        "version": fact.version,
+        "expires_at": _iso(fact.expires_at),
+        "created_at": _iso(fact.created_at),
+        "updated_at": _iso(fact.updated_at),
+        "provenance": [
+            {key: entry.get(key) for key in ("source", "source_message_id", "at")} for entry in fact.provenance
+        ],
+        "versions": versions,
+    }
+
+
+def _exported_version(version: FactVersion) -> dict:
+    return {
+        "version": version.version,
+        "value": version.value,
+        "confidence": version.confidence,
+        "source": version.source,
+        "source_message_id": version.source_message_id,
+        "decided_by": _actor_kind(version.actor),
+        "reason": version.reason,
+        "created_at": _iso(version.created_at),
+    }
+
+
+def _exported_candidate(candidate: Candidate) -> dict:
+    return {
+        "id": candidate.pk,
+        "entity": f"{candidate.entity_type}:{candidate.entity_ref_id}",
+        "field": candidate.field,
+        "value": candidate.value,
+        "confidence": candidate.confidence,
+        "kind": candidate.kind,
+        "scope": candidate.scope,
+        "thread_id": candidate.thread_id,
+        "source": candidate.source,
+        "source_message_id": candidate.source_message_id,
+        "evidence": candidate.evidence,
+        "status": candidate.status,
+        "reason": candidate.reason,
+        "note": candidate.note,
+        "flags": candidate.flags,
+        "conflict": candidate.has_conflict,
+        "fact_id": candidate.fact_id,
+        "decided_by": _actor_kind(candidate.decided_by),
+        "decided_at": _iso(candidate.decided_at),
+        "created_at": _iso(candidate.created_at),
+    }
+
+
+def _exported_message(message: Message) -> dict:
+    return {
+        "message_id": message.message_id,
+        "thread_id": message.thread_id,
+        "role": message.role,
+        "content": message.content,
+        "created_at": _iso(message.created_at),
+    }
