@@ -93,6 +93,11 @@ COUNT_LABELS = {
         "n",
     ),
     "export_files": ngettext_lazy("copy of our activity log made for an auditor", "copies of our activity log made for auditors", "n"),
+    "dry_run_examples": ngettext_lazy(
+        "example quoted in a test report of our suggestion software",
+        "examples quoted in test reports of our suggestion software",
+        "n",
+    ),
 }
 
 

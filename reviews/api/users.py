@@ -62,6 +62,7 @@ class DeletedCountsSerializer(serializers.Serializer):
     store_items = serializers.IntegerField()
     audit_values = serializers.IntegerField()
     export_files = serializers.IntegerField()
+    dry_run_examples = serializers.IntegerField(help_text="Examples quoted in kept extraction dry-run reports.")
 
 
 class RedactedCountsSerializer(serializers.Serializer):

@@ -185,3 +185,28 @@ def _keep(tenant, extractor, actor, days, limit, figures, examples) -> Extractio
         ),
     )
     return report
+
+
+def dry_run_examples_forget(*, tenant_id: int, user_id: str, pattern=None) -> int:
+    """Erasure reaches the kept reports: drop one subject's examples, all of them (``pattern``
+    None: the subject is forgotten) or those whose value the deleted values' pattern finds.
+
+    The figures stay (counts name nobody); only the examples quote values. Returns how many
+    examples went. Runs inside the erasure's transaction, reports locked while rewritten.
+    """
+    removed = 0
+    for report in ExtractionDryRun.objects.select_for_update().filter(tenant_id=tenant_id):
+        kept = {}
+        for group, items in (report.examples or {}).items():
+            kept[group] = [
+                item
+                for item in items
+                if item.get("user_id") != user_id
+                or (pattern is not None and not pattern.search(str(item.get("value", ""))))
+            ]
+            removed += len(items) - len(kept[group])
+        if kept != report.examples:
+            report.examples = kept
+            report.save(update_fields=["examples"])
+    return removed
+

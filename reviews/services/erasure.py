@@ -61,6 +61,7 @@ from ..normalize import normalize_text, value_digest
 from ..publication import schedule_projection
 from ..transitions import LIVE_FACT_STATUSES, Transition
 from .audit_export import audit_exports_purge
+from .dry_run import dry_run_examples_forget
 from .entities import SELF_ALIASES, USER_ENTITY_TYPE
 from .facts import _get_fact_for_update, lock_subject, suppress_value
 
@@ -74,6 +75,7 @@ DELETED_KEYS = (
     "store_items",
     "audit_values",
     "export_files",
+    "dry_run_examples",
 )
 # Rows kept with the deleted values cut out of their text.
 REDACTED_KEYS = ("messages", "candidates", "facts", "recall_records")
@@ -298,6 +300,11 @@ def forget_facts(
     erased = _purge_audit_values(subject=subject, objects=about | objects if objects else about, pattern=pattern)
     receipt.count("audit_values", len(erased))
     receipt.count("export_files", audit_exports_purge(tenant_id=subject.tenant_id, erased=Q(pk__in=erased)))
+    if pattern is not None:
+        receipt.count(
+            "dry_run_examples",
+            dry_run_examples_forget(tenant_id=subject.tenant_id, user_id=subject.user_id, pattern=pattern),
+        )
     return events
 
 
@@ -570,6 +577,7 @@ def subject_erase(*, tenant: Tenant, user_id: str, actor: Actor) -> ErasureRecei
         "export_files",
         audit_exports_purge(tenant_id=tenant.pk, erased=Q(subject_user_id=user_id) & ~Q(action__in=RECEIPT_ACTIONS)),
     )
+    receipt.count("dry_run_examples", dry_run_examples_forget(tenant_id=tenant.pk, user_id=user_id))
     audit.record(tenant.pk, receipt_event(action=AuditAction.SUBJECT_ERASED, subject=subject, actor=actor, receipt=receipt))
     schedule_projection(subject.pk)
     return receipt

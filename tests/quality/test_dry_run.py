@@ -129,3 +129,38 @@ def test_the_command_refuses_bad_arguments(tenant, args, problem):
     with pytest.raises(CommandError, match=problem):
         call_command("extraction_dry_run", *args, stdout=StringIO())
     assert not ExtractionDryRun.objects.exists()
+
+
+def example_values(report):
+    report.refresh_from_db()
+    return sorted((group, e["user_id"], e["value"]) for group, items in report.examples.items() for e in items)
+
+
+def test_forgetting_the_subject_drops_their_examples_from_kept_reports(history, second_extractor, fake_llm):
+    from reviews.services.erasure import subject_erase
+
+    report = extraction_dry_run(tenant=history, extractor=second_extractor, actor=Actor("system"))
+    assert {user for _, user, _ in example_values(report)} == {"alice"}
+    figures = dict(report.figures)
+
+    receipt = subject_erase(tenant=history, user_id="alice", actor=Actor.subject("alice"))
+
+    assert example_values(report) == []
+    assert receipt.deleted["dry_run_examples"] == 5  # re-proposed 1, missed 1, new 2, refused 1
+    assert report.figures == figures  # counts name nobody: they stay
+    event = AuditEvent.objects.get(tenant_id=history.pk, action="subject.erased")
+    assert event.payload.after["deleted"]["dry_run_examples"] == 5
+
+
+def test_deleting_one_memory_drops_only_the_examples_quoting_its_value(history, second_extractor, fake_llm):
+    from reviews.services.erasure import fact_erase
+
+    report = extraction_dry_run(tenant=history, extractor=second_extractor, actor=Actor("system"))
+    name = Fact.objects.get(subject__user_id="alice", field="name")
+
+    receipt = fact_erase(tenant=history, fact_id=name.pk, actor=Actor.subject("alice"), user_id="alice")
+
+    values = example_values(report)
+    assert ("re_proposed", "alice", "Alice") not in values and ("new", "alice", "Alice") not in values
+    assert ("missed", "alice", "MySQL") in values and ("refused", "alice", "广州") in values
+    assert receipt.deleted["dry_run_examples"] >= 1
