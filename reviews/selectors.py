@@ -31,11 +31,11 @@ from .models import (
     Sensitivity,
     Tenant,
 )
-from .models.choices import REVIEW_DECISION_ACTIONS
+from .models.choices import OPEN_CANDIDATE_STATUSES, REVIEW_DECISION_ACTIONS
 from .normalize import normalize_value
 from .policy import RELATION_PREFIX
 from .schema import TenantSchema
-from .models import Category, Entity, EntityAlias, FactVersion, MemoryScope, RecallRecord, Subject
+from .models import Category, DecisionUndo, Entity, EntityAlias, FactVersion, MemoryScope, RecallRecord, Subject
 from .normalize import normalize_text, slugify_entity_id
 from .textmatch import QueryTerms, fallback_score, query_terms
 
@@ -71,6 +71,30 @@ CONTEXT_MESSAGES = 2
 ANY_RELATION = f"{RELATION_PREFIX}*"
 
 
+class QueueSort:
+    """The orders the queue can be read in (SPEC §4): oldest first unless asked."""
+
+    OLDEST = "oldest"
+    NEWEST = "newest"
+    CONFIDENCE = "confidence"  # lowest confidence first
+    PRIORITY = "priority"  # contested, then conflicts, then the rest; oldest first in each
+    ALL = (OLDEST, NEWEST, CONFIDENCE, PRIORITY)
+
+
+class QueueClaims:
+    """Whose claimed items the queue shows (SPEC §4 claims)."""
+
+    POOL = ""  # unclaimed items and the viewer's own: what colleagues' claims leave
+    MINE = "mine"  # only what the viewer holds
+    ALL = "all"  # everything, colleagues' claims included: "unless they ask"
+    CHOICES = (POOL, MINE, ALL)
+
+
+# Flags a reviewer can filter on: the candidate's marks, and "conflict".
+QUEUE_FLAGS = (*CandidateFlag.ALL, "conflict")
+MAX_QUERY_LENGTH = 200
+
+
 @dataclass(frozen=True)
 class QueueFilters:
     status: str = CandidateStatus.PENDING_REVIEW
@@ -84,6 +108,9 @@ class QueueFilters:
     new_entity: bool | None = None
     age: str = ""
     flag: str = ""
+    q: str = ""
+    sort: str = QueueSort.OLDEST
+    claims: str = QueueClaims.POOL
 
     def __post_init__(self):
         if self.status not in QUEUE_PHASES:
@@ -92,8 +119,14 @@ class QueueFilters:
             raise InvalidInput("Unknown sensitivity.", details={"sensitivity": list(Sensitivity.values)})
         if self.age and self.age not in QUEUE_AGES:
             raise InvalidInput("Unknown age.", details={"age": list(QUEUE_AGES)})
-        if self.flag and self.flag not in CandidateFlag.ALL:
-            raise InvalidInput("Unknown flag.", details={"flag": list(CandidateFlag.ALL)})
+        if self.flag and self.flag not in QUEUE_FLAGS:
+            raise InvalidInput("Unknown flag.", details={"flag": list(QUEUE_FLAGS)})
+        if self.sort not in QueueSort.ALL:
+            raise InvalidInput("Unknown sort.", details={"sort": list(QueueSort.ALL)})
+        if self.claims not in QueueClaims.CHOICES:
+            raise InvalidInput("Unknown claims filter.", details={"claims": [c for c in QueueClaims.CHOICES if c]})
+        if len(self.q) > MAX_QUERY_LENGTH:
+            raise InvalidInput("The search is too long.", details={"q": "too_long"})
         for name in ("min_confidence", "max_confidence"):
             bound = getattr(self, name)
             if bound is not None and not 0.0 <= bound <= 1.0:
@@ -106,28 +139,34 @@ class QueueFilters:
 
 @dataclass(frozen=True)
 class QueueCursor:
-    """Where the previous page stopped: a phase and the last (created_at, id) read in it."""
+    """Where the previous page stopped: a phase, the last (created_at, id) read in it and,
+    when sorting by confidence, its confidence."""
 
     phase: int
     created_at: datetime
     id: int
+    confidence: float | None = None
 
     def encode(self) -> str:
         micros = int(self.created_at.timestamp() * 1_000_000)
-        raw = f"{self.phase}.{micros}.{self.id}".encode()
-        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+        raw = f"{self.phase}.{micros}.{self.id}"
+        if self.confidence is not None:
+            raw += f"~{self.confidence!r}"
+        return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
     @classmethod
     def decode(cls, token: str) -> "QueueCursor":
         try:
             raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+            raw, _, confidence_text = raw.partition("~")
             phase, micros, pk = (int(part) for part in raw.split("."))
             created_at = datetime.fromtimestamp(0, tz=dt_timezone.utc) + timedelta(microseconds=micros)
+            confidence = float(confidence_text) if confidence_text else None
         except (ValueError, UnicodeDecodeError, binascii.Error, OverflowError):
             raise InvalidInput("The cursor is not valid.", details={"cursor": "invalid"}) from None
-        if phase < 0 or pk < 0:
+        if phase < 0 or pk < 0 or (confidence is not None and not 0.0 <= confidence <= 1.0):
             raise InvalidInput("The cursor is not valid.", details={"cursor": "invalid"})
-        return cls(phase, created_at, pk)
+        return cls(phase, created_at, pk, confidence)
 
 
 @dataclass
@@ -157,9 +196,47 @@ def _new_entity_q() -> Q:
     return _flag_q(CandidateFlag.NEW_ENTITY) | Q(entity__is_new=True)
 
 
-def queue_filtered(*, tenant: Tenant, filters: QueueFilters, now: datetime | None = None) -> QuerySet:
-    """Every filter except status (a phase decides that), for one tenant."""
+def queue_search_q(tenant: Tenant, text: str) -> Q:
+    """Free text over values, evidence and users (SPEC §4): a case-insensitive substring.
+
+    On PostgreSQL trigram indexes on these expressions answer it (migration 0010); the
+    user match is a subquery on the tenant's subjects so that it, too, is an index probe.
+    """
+    text = text.strip()
+    return (
+        Q(value__icontains=text)
+        | Q(evidence__icontains=text)
+        | Q(subject_id__in=Subject.objects.filter(tenant=tenant, user_id__icontains=text).values("pk"))
+    )
+
+
+def claims_q(claims: str, viewer: str, now: datetime) -> Q:
+    """Which items a viewer sees given colleagues' claims; an expired claim is no claim."""
+    if claims == QueueClaims.ALL:
+        return Q()
+    if claims == QueueClaims.MINE:
+        return Q(claimed_by=viewer, claim_expires_at__gt=now) if viewer else Q(pk__in=[])
+    free = Q(claim_expires_at__isnull=True) | Q(claim_expires_at__lte=now)
+    return free | Q(claimed_by=viewer) if viewer else free
+
+
+def queue_filtered(
+    *, tenant: Tenant, filters: QueueFilters, now: datetime | None = None, viewer: str = ""
+) -> QuerySet:
+    """Every filter except status (a phase decides that), for one tenant.
+
+    ``viewer`` is the actor string of who reads the queue: colleagues' live claims are
+    left out for them unless the filters ask for every claim.
+    """
+    now = now or timezone.now()
     queryset = Candidate.objects.filter(tenant=tenant)
+    queryset = queryset.filter(claims_q(filters.claims, viewer, now))
+    if filters.q.strip():
+        queryset = queryset.filter(queue_search_q(tenant, filters.q))
+    if filters.flag == "conflict":
+        queryset = queryset.filter(has_conflict=True)
+    elif filters.flag:
+        queryset = queryset.filter(_flag_q(filters.flag))
     if filters.user_id:
         queryset = queryset.filter(subject__tenant=tenant, subject__user_id=filters.user_id)
     if filters.entity_type:
@@ -178,16 +255,47 @@ def queue_filtered(*, tenant: Tenant, filters: QueueFilters, now: datetime | Non
         queryset = queryset.filter(has_conflict=filters.conflict)
     if filters.new_entity is not None:
         queryset = queryset.filter(_new_entity_q()) if filters.new_entity else queryset.exclude(_new_entity_q())
-    if filters.flag:
-        queryset = queryset.filter(_flag_q(filters.flag))
     if filters.age:
-        now = now or timezone.now()
         at_least, younger_than = QUEUE_AGES[filters.age]
         if at_least is not None:
             queryset = queryset.filter(created_at__lte=now - at_least)
         if younger_than is not None:
             queryset = queryset.filter(created_at__gt=now - younger_than)
     return queryset
+
+
+def _phase_plan(filters: QueueFilters) -> list[tuple[str, Q]]:
+    """The phases a page is read in: one per status, and for "contested and conflicts
+    first" three per status (contested, other conflicts, the rest)."""
+    if filters.sort != QueueSort.PRIORITY:
+        return [(status, Q()) for status in filters.phases]
+    contested = _flag_q(CandidateFlag.CONTESTED)
+    plan = []
+    for status in filters.phases:
+        plan += [(status, contested), (status, Q(has_conflict=True) & ~contested), (status, ~contested & Q(has_conflict=False))]
+    return plan
+
+
+def _after(cursor: QueueCursor, sort: str) -> Q:
+    """Rows after the cursor in the sort's order; the first term bounds the index range."""
+    if sort == QueueSort.NEWEST:
+        return Q(created_at__lte=cursor.created_at) & (Q(created_at__lt=cursor.created_at) | Q(id__lt=cursor.id))
+    if sort == QueueSort.CONFIDENCE:
+        confidence = cursor.confidence if cursor.confidence is not None else 0.0
+        return Q(confidence__gte=confidence) & (
+            Q(confidence__gt=confidence)
+            | Q(created_at__gt=cursor.created_at)
+            | Q(created_at=cursor.created_at, id__gt=cursor.id)
+        )
+    return Q(created_at__gte=cursor.created_at) & (Q(created_at__gt=cursor.created_at) | Q(id__gt=cursor.id))
+
+
+QUEUE_ORDER = {
+    QueueSort.OLDEST: ("created_at", "id"),
+    QueueSort.PRIORITY: ("created_at", "id"),
+    QueueSort.NEWEST: ("-created_at", "-id"),
+    QueueSort.CONFIDENCE: ("confidence", "created_at", "id"),
+}
 
 
 def review_queue_page(
@@ -197,24 +305,24 @@ def review_queue_page(
     cursor: QueueCursor | None = None,
     limit: int = QUEUE_PAGE_SIZE,
     related: tuple[str, ...] = ("subject", "entity", "conflict_fact"),
+    viewer: str = "",
 ) -> QueuePage:
-    """One page of the queue, pending_review first, oldest first within a status."""
+    """One page of the queue, pending_review first, in the filters' sort within a status."""
     limit = max(1, min(limit, QUEUE_MAX_PAGE_SIZE))
-    base = queue_filtered(tenant=tenant, filters=filters).select_related(*related)
-    phases = filters.phases
+    base = queue_filtered(tenant=tenant, filters=filters, viewer=viewer).select_related(*related)
+    plan = _phase_plan(filters)
+    order = QUEUE_ORDER[filters.sort]
     rows: list[Candidate] = []
     row_phase: list[int] = []
     start = cursor.phase if cursor else 0
-    for phase in range(start, len(phases)):
-        queryset = base.filter(status=phases[phase])
+    for phase in range(start, len(plan)):
+        status, condition = plan[phase]
+        queryset = base.filter(status=status).filter(condition)
         if cursor is not None and phase == cursor.phase:
-            # created_at >= c bounds the index range; the OR settles ties on id.
-            queryset = queryset.filter(created_at__gte=cursor.created_at).filter(
-                Q(created_at__gt=cursor.created_at) | Q(id__gt=cursor.id)
-            )
+            queryset = queryset.filter(_after(cursor, filters.sort))
         # One extra row tells whether anything follows, without a count.
         wanted = limit + 1 - len(rows)
-        found = list(queryset.order_by("created_at", "id")[:wanted])
+        found = list(queryset.order_by(*order)[:wanted])
         rows.extend(found)
         row_phase.extend([phase] * len(found))
         if len(rows) > limit:
@@ -222,7 +330,55 @@ def review_queue_page(
     if len(rows) <= limit:
         return QueuePage(rows, None)
     last = rows[limit - 1]
-    return QueuePage(rows[:limit], QueueCursor(row_phase[limit - 1], last.created_at, last.pk))
+    confidence = last.confidence if filters.sort == QueueSort.CONFIDENCE else None
+    return QueuePage(rows[:limit], QueueCursor(row_phase[limit - 1], last.created_at, last.pk, confidence))
+
+
+# Counting stops here: "10,000+" says enough and keeps a count off the page's time budget.
+QUEUE_COUNT_CAP = 10_000
+
+
+@dataclass
+class QueueCounts:
+    waiting: int  # pending_review in the tenant (colleagues' claims included)
+    in_filter: int  # what these filters show this viewer
+    contested: int  # waiting items the subject sent back
+    claimed_by_viewer: int
+    oldest: datetime | None  # the oldest item waiting for a reviewer
+    cap: int = QUEUE_COUNT_CAP
+
+    def capped(self, name: str) -> bool:
+        return getattr(self, name) > self.cap
+
+
+def _capped_count(queryset: QuerySet) -> int:
+    return queryset.order_by().values("pk")[: QUEUE_COUNT_CAP + 1].count()
+
+
+def review_queue_counts(*, tenant: Tenant, filters: QueueFilters, viewer: str = "", now: datetime | None = None) -> QueueCounts:
+    """The queue's headline: waiting, in this filter, contested, mine, and the oldest item.
+
+    Each count stops at :data:`QUEUE_COUNT_CAP` (a LIMIT in a subquery), so five small
+    index reads, whatever the queue's size.
+    """
+    now = now or timezone.now()
+    waiting = Candidate.objects.filter(tenant=tenant, status=CandidateStatus.PENDING_REVIEW)
+    oldest = waiting.order_by("created_at", "id").values_list("created_at", flat=True).first()
+    return QueueCounts(
+        waiting=_capped_count(waiting),
+        in_filter=_capped_count(
+            queue_filtered(tenant=tenant, filters=filters, viewer=viewer, now=now).filter(status__in=filters.phases)
+        ),
+        contested=_capped_count(waiting.filter(_flag_q(CandidateFlag.CONTESTED))),
+        claimed_by_viewer=_capped_count(
+            Candidate.objects.filter(
+                tenant=tenant, status__in=OPEN_CANDIDATE_STATUSES, claimed_by=viewer, claim_expires_at__gt=now
+            )
+        )
+        if viewer
+        else 0,
+        oldest=oldest,
+    )
 
 
 @dataclass
@@ -249,6 +405,12 @@ class QueueItem:
     current_facts: list[Fact] = field(default_factory=list)
     conflict: Fact | None = None
     decider: str = ""
+    # Contested items: the versions of the fact the subject sent back, newest first.
+    history: list[FactVersion] = field(default_factory=list)
+    claimed_by: str = ""  # who holds a live claim on it ("" when nobody)
+    claimed_by_viewer: bool = False
+    claim_expires_at: datetime | None = None
+    undo_until: datetime | None = None  # the viewer may undo their decision until then
 
     @property
     def can_keep_both(self) -> bool:
@@ -258,6 +420,50 @@ class QueueItem:
     def evidence_found(self) -> bool:
         """The candidate's evidence is highlighted in its source message."""
         return any(hit for line in self.conversation for _, hit in line.segments)
+
+    @property
+    def is_contested(self) -> bool:
+        return CandidateFlag.CONTESTED in (self.candidate.flags or [])
+
+    @property
+    def waits_for_subject(self) -> bool:
+        return self.candidate.status == CandidateStatus.PENDING_USER
+
+
+@dataclass
+class QueueGroup:
+    """Consecutive items of one subject's thread: the conversation is shown once for them."""
+
+    subject_id: int
+    user_id: str
+    thread_id: str
+    items: list[QueueItem]
+    conversation: list[ConversationLine] = field(default_factory=list)
+
+
+def queue_groups(items: list[QueueItem]) -> list[QueueGroup]:
+    """Group a page's items by subject and thread, keeping the page's order.
+
+    The group's conversation is the union of its items' context lines, in thread order,
+    each source line highlighted with the evidence of the first item it supports.
+    """
+    groups: list[QueueGroup] = []
+    for item in items:
+        thread_id = item.conversation[0].message.thread_id if item.conversation else ""
+        candidate = item.candidate
+        if groups and (groups[-1].subject_id, groups[-1].thread_id) == (candidate.subject_id, thread_id):
+            groups[-1].items.append(item)
+        else:
+            groups.append(QueueGroup(candidate.subject_id, candidate.subject.user_id, thread_id, [item]))
+    for group in groups:
+        lines: dict[int, ConversationLine] = {}
+        for item in group.items:
+            for line in item.conversation:
+                known = lines.get(line.message.pk)
+                if known is None or (line.is_source and not known.is_source):
+                    lines[line.message.pk] = line
+        group.conversation = sorted(lines.values(), key=lambda line: (line.message.created_at, line.message.pk))
+    return groups
 
 
 def evidence_segments(content: str, evidence: str) -> list[tuple[str, bool]]:
@@ -331,12 +537,31 @@ def actor_names(actors) -> dict[str, str]:
     return {actor: usernames.get(staff_ids.get(actor), actor) for actor in actors}
 
 
-def review_queue_items(*, tenant: Tenant, candidates: list[Candidate]) -> list[QueueItem]:
+def review_queue_items(*, tenant: Tenant, candidates: list[Candidate], viewer: str = "", now=None) -> list[QueueItem]:
     """Everything a reviewer needs beside each candidate, in a fixed number of queries:
     the field's schema, the source message in its thread, the subject's current facts for
-    the same entity, the active value in conflict, and who decided."""
+    the same entity, the active value in conflict, who decided and who holds a claim, the
+    history of a contested fact, and whether the viewer may still undo their decision."""
     if not candidates:
         return []
+    now = now or timezone.now()
+    contested_facts = {
+        c.conflict_fact_id for c in candidates if CandidateFlag.CONTESTED in (c.flags or []) and c.conflict_fact_id
+    }
+    history: dict[int, list[FactVersion]] = {}
+    if contested_facts:
+        for version in FactVersion.objects.filter(fact_id__in=contested_facts).order_by("fact_id", "-version"):
+            history.setdefault(version.fact_id, []).append(version)
+    undo_until: dict[int, datetime] = {}
+    decided = [c.pk for c in candidates if not c.is_open or c.status == CandidateStatus.PENDING_USER]
+    if viewer and decided:
+        from .services.candidates import UNDO_SECONDS  # the rule lives with the transition
+
+        window = timedelta(seconds=UNDO_SECONDS)
+        for candidate_id, version, decided_at in DecisionUndo.objects.filter(
+            candidate_id__in=decided, actor=viewer, undone_at__isnull=True, decided_at__gt=now - window
+        ).values_list("candidate_id", "candidate_version", "decided_at"):
+            undo_until[(candidate_id, version)] = decided_at + window
     schema = TenantSchema.load(tenant)
     conversations = _conversations(tenant, candidates)
     facts_by_entity: dict[int, list[Fact]] = {}
@@ -345,7 +570,8 @@ def review_queue_items(*, tenant: Tenant, candidates: list[Candidate]) -> list[Q
         "field", "-updated_at"
     ):
         facts_by_entity.setdefault(fact.entity_id, []).append(fact)
-    names = actor_names({c.decided_by for c in candidates})
+    live_claims = {c.pk for c in candidates if c.claimed_by and c.claim_expires_at and c.claim_expires_at > now}
+    names = actor_names({c.decided_by for c in candidates} | {c.claimed_by for c in candidates if c.pk in live_claims})
     items = []
     for candidate in candidates:
         rule = schema.rule_for(candidate.entity_type, candidate.field)
@@ -372,6 +598,11 @@ def review_queue_items(*, tenant: Tenant, candidates: list[Candidate]) -> list[Q
                 current_facts=facts_by_entity.get(candidate.entity_id, []),
                 conflict=candidate.conflict_fact if candidate.has_conflict else None,
                 decider=names.get(candidate.decided_by, ""),
+                history=history.get(candidate.conflict_fact_id, []) if CandidateFlag.CONTESTED in (candidate.flags or []) else [],
+                claimed_by=names.get(candidate.claimed_by, "") if candidate.pk in live_claims else "",
+                claimed_by_viewer=candidate.pk in live_claims and candidate.claimed_by == viewer,
+                claim_expires_at=candidate.claim_expires_at if candidate.pk in live_claims else None,
+                undo_until=undo_until.get((candidate.pk, candidate.version)),
             )
         )
     return items

@@ -85,6 +85,43 @@ CANDIDATE_WITHDRAW = Transition(
     "withdrawn", OPEN_CANDIDATE_STATUSES, CandidateStatus.WITHDRAWN, AuditAction.CANDIDATE_WITHDRAWN
 )
 
+# --- Undo (SPEC §4): the compensating transitions of a decision taken back --------------------
+#
+# A person's approve, reject or defer goes back to the open state it found the item in; the
+# candidates an approval superseded reopen; the fact it touched goes back to the state it
+# found (unpublished if the approval created it, contested again if it upheld or closed a
+# contest). One action names them all: ``candidate.decision_undone``, ``fact.decision_undone``.
+
+CANDIDATE_UNDO_TO_REVIEW = Transition(
+    "undone",
+    (CandidateStatus.APPROVED, CandidateStatus.REJECTED, CandidateStatus.PENDING_USER),
+    CandidateStatus.PENDING_REVIEW,
+    AuditAction.CANDIDATE_DECISION_UNDONE,
+)
+CANDIDATE_UNDO_TO_USER = Transition(
+    "undone",
+    (CandidateStatus.APPROVED, CandidateStatus.REJECTED),
+    CandidateStatus.PENDING_USER,
+    AuditAction.CANDIDATE_DECISION_UNDONE,
+)
+CANDIDATE_REOPEN_TO_REVIEW = Transition(
+    "reopened", (CandidateStatus.SUPERSEDED,), CandidateStatus.PENDING_REVIEW, AuditAction.CANDIDATE_DECISION_UNDONE
+)
+CANDIDATE_REOPEN_TO_USER = Transition(
+    "reopened", (CandidateStatus.SUPERSEDED,), CandidateStatus.PENDING_USER, AuditAction.CANDIDATE_DECISION_UNDONE
+)
+# The open state a decision found, by the transition that goes back to it.
+CANDIDATE_UNDO = {t.target: t for t in (CANDIDATE_UNDO_TO_REVIEW, CANDIDATE_UNDO_TO_USER)}
+CANDIDATE_REOPEN = {t.target: t for t in (CANDIDATE_REOPEN_TO_REVIEW, CANDIDATE_REOPEN_TO_USER)}
+# A fact an undone approval created leaves publication (the row stays, as every fact row does).
+FACT_UNPUBLISH = Transition(
+    "unpublished", (FactStatus.ACTIVE,), FactStatus.DELETED, AuditAction.FACT_DECISION_UNDONE
+)
+# A contest the undone decision settled is open again: upheld (active) or closed (deleted).
+FACT_RECONTEST = Transition(
+    "contested again", (FactStatus.ACTIVE, FactStatus.DELETED), FactStatus.CONTESTED, AuditAction.FACT_DECISION_UNDONE
+)
+
 
 def fact_payload(fact: Fact) -> dict:
     """The audited view of a fact's value."""
@@ -319,3 +356,104 @@ def candidates_close(
         )
         for pk, status, version in rows
     ]
+
+
+# --- Undo ---------------------------------------------------------------------------------------
+
+
+def _undo_transition(table: dict, status: str, *, what: str) -> Transition:
+    """The compensating transition back to ``status``; only an open state is gone back to."""
+    if status not in table:
+        raise InvalidTransition(
+            f"A {what} cannot go back to {status}.", details={"status": status, "allowed_to": list(table)}
+        )
+    return table[status]
+
+
+def candidate_decision_undone(
+    candidate: Candidate,
+    *,
+    back_to: str,
+    subject: Subject,
+    actor: Actor,
+    undone: str,
+    restore: dict,
+    after: dict | None = None,
+) -> EventDraft:
+    """approved / rejected / pending_user → the open state the undone decision found.
+
+    ``restore`` holds the candidate's other fields as the decision found them (reason,
+    note, value, source, who decided…); the version grows, so a screen still holding the
+    decided state is stale. ``undone`` names the decision (approve, reject, defer).
+    """
+    transition = _undo_transition(CANDIDATE_UNDO, back_to, what="candidate")
+    transition.check(candidate.status, what="candidate")
+    before = {"status": candidate.status, "version": candidate.version, "value": candidate.value}
+    candidate.status = transition.target
+    for name, value in restore.items():
+        setattr(candidate, name, value)
+    candidate.version += 1
+    candidate.save()
+    return EventDraft(
+        actor=str(actor),
+        action=transition.action,
+        object_type="candidate",
+        object_id=candidate.pk,
+        subject_user_id=subject.user_id,
+        before=before,
+        after={"status": candidate.status, "version": candidate.version, "value": candidate.value, **(after or {})},
+        reason_code=undone,
+    )
+
+
+def candidates_reopen(
+    rows: Iterable[tuple[int, str, int, str, str]], *, subject: Subject, actor: Actor, by_candidate: int
+) -> list[EventDraft]:
+    """superseded → the open state they were in, for the candidates an undone approval
+    superseded. ``rows`` are (id, status, version, former status, former reason) of locked
+    rows; one UPDATE per former state, each version bumped."""
+    rows = list(rows)
+    for _pk, status, _version, back_to, _reason in rows:
+        _undo_transition(CANDIDATE_REOPEN, back_to, what="candidate").check(status, what="candidate")
+    events = []
+    for pk, status, version, back_to, reason in rows:
+        transition = CANDIDATE_REOPEN[back_to]
+        Candidate.objects.filter(pk=pk, status__in=transition.sources).update(
+            status=transition.target, reason=reason, version=F("version") + 1
+        )
+        events.append(
+            EventDraft(
+                actor=str(actor),
+                action=transition.action,
+                object_type="candidate",
+                object_id=pk,
+                subject_user_id=subject.user_id,
+                before={"status": status, "version": version},
+                after={"status": transition.target, "version": version + 1, "by_undo_of": by_candidate},
+                reason_code=reason,
+            )
+        )
+    return events
+
+
+def fact_decision_undone(fact: Fact, *, back_to: str | None) -> AuditAction:
+    """A fact an undone decision touched goes back to the state it found, in memory (the
+    caller restores its value and saves it with its next version, like :func:`fact_reinstate`).
+
+    ``back_to`` None: the decision created it (active → deleted). Active before and after:
+    only its value changes back. Contested before: the contest is open again (active or
+    deleted → contested).
+    """
+    if back_to is None:
+        transition = FACT_UNPUBLISH
+    elif back_to == FactStatus.ACTIVE and fact.status == FactStatus.ACTIVE:
+        return AuditAction.FACT_DECISION_UNDONE
+    elif back_to == FactStatus.CONTESTED:
+        transition = FACT_RECONTEST
+    else:
+        raise InvalidTransition(
+            f"A {fact.status} fact cannot go back to {back_to}.", details={"status": fact.status, "back_to": back_to}
+        )
+    transition.check(fact.status, what="fact")
+    fact.status = transition.target
+    return transition.action

@@ -1,16 +1,21 @@
 """The review API of SPEC §7: the queue and the decisions, through the same services as the pages."""
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import serializers
 from rest_framework.response import Response
 
 from ..models import Candidate, CandidateFlag, Scope, Sensitivity
 from ..selectors import (
+    MAX_QUERY_LENGTH,
     QUEUE_AGES,
+    QUEUE_FLAGS,
     QUEUE_MAX_PAGE_SIZE,
     QUEUE_PAGE_SIZE,
     QUEUE_PHASES,
+    QueueClaims,
     QueueCursor,
     QueueFilters,
+    QueueSort,
     review_queue_page,
 )
 from ..services.candidates import candidate_approve, candidate_defer, candidate_reject
@@ -53,6 +58,13 @@ class ReviewCandidateSerializer(serializers.Serializer):
     decided_by = serializers.CharField()
     decided_at = serializers.DateTimeField(allow_null=True)
     created_at = serializers.DateTimeField()
+    claimed_by = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_claimed_by(self, candidate: Candidate) -> str | None:
+        """Who holds a live claim on it (an actor string), or null."""
+        live = candidate.claimed_by and candidate.claim_expires_at and candidate.claim_expires_at > timezone.now()
+        return candidate.claimed_by if live else None
 
     @extend_schema_field(ConflictSerializer(allow_null=True))
     def get_conflict(self, candidate: Candidate) -> dict | None:
@@ -79,8 +91,28 @@ class ReviewQueueApi(ApiView):
         conflict = serializers.BooleanField(required=False, default=None, allow_null=True)
         new_entity = serializers.BooleanField(required=False, default=None, allow_null=True)
         age = serializers.ChoiceField(choices=list(QUEUE_AGES), required=False, default="")
-        flag = serializers.ChoiceField(choices=list(CandidateFlag.ALL), required=False, default="",
-                                       help_text="Only candidates carrying this flag (e.g. `unsupported`).")
+        flag = serializers.ChoiceField(
+            choices=list(QUEUE_FLAGS), required=False, default="", help_text="Only items carrying this flag (`conflict`: a conflict)."
+        )
+        q = serializers.CharField(
+            max_length=MAX_QUERY_LENGTH,
+            required=False,
+            default="",
+            trim_whitespace=True,
+            help_text="Free-text search: a case-insensitive substring of the value, the evidence or the user id.",
+        )
+        sort = serializers.ChoiceField(
+            choices=list(QueueSort.ALL),
+            required=False,
+            default=QueueSort.OLDEST,
+            help_text="`oldest` (default), `newest`, `confidence` (lowest first), `priority` (contested, then conflicts).",
+        )
+        claims = serializers.ChoiceField(
+            choices=[choice for choice in QueueClaims.CHOICES if choice],
+            required=False,
+            default=QueueClaims.POOL,
+            help_text="Colleagues' live claims are left out unless `all`; `mine`: only this key's claims.",
+        )
         limit = serializers.IntegerField(min_value=1, max_value=QUEUE_MAX_PAGE_SIZE, required=False, default=QUEUE_PAGE_SIZE)
         cursor = serializers.CharField(max_length=200, required=False, default="")
 
@@ -105,6 +137,7 @@ class ReviewQueueApi(ApiView):
             cursor=QueueCursor.decode(token) if token else None,
             limit=limit,
             related=("subject", "conflict_fact"),
+            viewer=str(self.actor),
         )
         next_url = next_page_url(request, page.next_cursor.encode()) if page.next_cursor is not None else None
         return Response({"results": ReviewCandidateSerializer(page.candidates, many=True).data, "next": next_url})

@@ -20,7 +20,7 @@ from .choices import (
     Source,
 )
 from .exports import AuditExport, ExportFormat, ExportStatus
-from .memory import Candidate, Entity, EntityAlias, Fact, FactVersion, Message, RecallRecord, SuppressedValue
+from .memory import Candidate, DecisionUndo, Entity, EntityAlias, Fact, FactVersion, Message, RecallRecord, SuppressedValue
 from .portal import FactDeletion, PortalLink
 from .quality import ExtractionDryRun
 from .tenancy import ApiKey, FieldDefinition, Membership, Subject, Tenant
@@ -40,6 +40,7 @@ __all__ = [
     "CandidateStatus",
     "Cardinality",
     "Category",
+    "DecisionUndo",
     "DeletionStatus",
     "Entity",
     "EntityAlias",

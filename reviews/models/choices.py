@@ -183,12 +183,16 @@ class AuditAction(models.TextChoices):
     CANDIDATE_WITHDRAWN = "candidate.withdrawn"
     CANDIDATES_BULK_APPROVE = "candidates.bulk_approve"
     CANDIDATES_BULK_REJECT = "candidates.bulk_reject"
+    CANDIDATE_DECISION_UNDONE = "candidate.decision_undone"  # a person took their decision back (SPEC §4)
+    CANDIDATES_CLAIMED = "candidates.claimed"
+    CANDIDATES_RELEASED = "candidates.released"
     FACT_CREATED = "fact.created"
     FACT_UPDATED = "fact.updated"
     FACT_MERGED = "fact.merged"
     FACT_EDITED = "fact.edited"
     FACT_CONTESTED = "fact.contested"
     FACT_REINSTATED = "fact.reinstated"
+    FACT_DECISION_UNDONE = "fact.decision_undone"  # the fact went back to its state before an undone decision
     FACT_DELETED = "fact.deleted"
     FACT_DELETION_SCHEDULED = "fact.deletion_scheduled"
     FACT_DELETION_UNDONE = "fact.deletion_undone"

@@ -135,11 +135,27 @@ class Candidate(models.Model):
     version = models.PositiveIntegerField(default=1)
     decided_by = models.CharField(max_length=160, blank=True)
     decided_at = models.DateTimeField(null=True, blank=True)
+    # A reviewer's lease on an open item (SPEC §4 claims): colleagues are not shown it
+    # until it expires. Not a decision: it neither bumps ``version`` nor blocks one.
+    claimed_by = models.CharField(max_length=160, blank=True, default="")
+    claim_expires_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         indexes = [
+            # Sort "lowest confidence first" pages along its own index, as the default does.
+            models.Index(
+                fields=["tenant", "status", "confidence", "created_at", "id"],
+                name="candidate_open_by_confidence",
+                condition=Q(status__in=["pending_review", "pending_user"]),
+            ),
+            # "Conflicts first" reads the few open conflicts without walking the whole queue.
+            models.Index(
+                fields=["tenant", "status", "created_at", "id"],
+                name="candidate_open_conflicts",
+                condition=Q(status__in=["pending_review", "pending_user"], has_conflict=True),
+            ),
             # The hot queue query: open items of a tenant, oldest first, keyset on (created_at, id).
             models.Index(
                 fields=["tenant", "status", "created_at", "id"],
@@ -266,3 +282,28 @@ class RecallRecord(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["tenant", "user_id", "created_at"], name="recall_by_subject")]
+
+
+class DecisionUndo(models.Model):
+    """What a person's decision changed, kept so they can undo it for a short while (SPEC §4).
+
+    Written by the decision in the same transaction. ``before`` holds the candidate's and
+    the fact's fields as they were, the candidates the decision superseded and whether it
+    added a suppression, so the compensating transition restores them exactly. Rows go
+    with their candidate (erasure included); a spent or expired row is only history.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="+")
+    actor = models.CharField(max_length=160)
+    action = models.CharField(max_length=40)
+    # The candidate's version the decision left: anything else moved it since.
+    candidate_version = models.PositiveIntegerField()
+    fact_id = models.BigIntegerField(null=True, blank=True)
+    fact_version = models.PositiveIntegerField(null=True, blank=True)
+    before = models.JSONField(default=dict)
+    decided_at = models.DateTimeField()
+    undone_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["candidate", "-decided_at"], name="decision_undo_latest")]

@@ -7,6 +7,7 @@ of two reviewers acting on the same item one wins, the other gets :class:`StaleV
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.db import transaction
 from django.utils import timezone
@@ -17,8 +18,10 @@ from ..audit import EventDraft
 from ..errors import InvalidInput, InvalidTransition, NotFound, StaleVersion
 from ..models import (
     OPEN_CANDIDATE_STATUSES,
+    ActorKind,
     AuditAction,
     Candidate,
+    DecisionUndo,
     CandidateFlag,
     CandidateStatus,
     Cardinality,
@@ -39,7 +42,8 @@ from ..policy import MAX_VALUE_LENGTH, ActiveFact, Decision, FieldRule, Proposal
 from ..schema import TenantSchema
 from ..secrets import mask_field_value, mask_secrets
 from .entities import EntityResolver, subject_get_or_create
-from .facts import clean_value, contests_closed, fact_publish, lock_subject, suppress_value
+from ..publication import schedule_projection
+from .facts import _slot_facts, clean_value, contests_closed, fact_payload, fact_publish, lock_subject, suppress_value
 
 
 
@@ -351,6 +355,7 @@ def candidate_approve(
     candidate, subject = _locked_candidate(tenant=tenant, candidate_id=candidate_id, user_id=user_id)
     _check_version(candidate, version)
     rule = _rule_of(tenant, candidate)
+    snapshot = _state_before_decision(candidate, subject)
     edited = value is not None and value.strip() != candidate.value
     final_value = clean_value(value) if edited else candidate.value
     if actor.is_subject:
@@ -385,6 +390,7 @@ def candidate_approve(
     )
     Candidate.objects.filter(pk=candidate.pk).update(fact=fact)
     candidate.fact = fact
+    _keep_for_undo(candidate, snapshot, subject=subject, actor=actor, action="approve", fact=fact)
     audit.record_many(tenant.pk, events)
     return candidate
 
@@ -405,6 +411,7 @@ def candidate_reject(
     candidate, subject = _locked_candidate(tenant=tenant, candidate_id=candidate_id, user_id=user_id)
     _check_version(candidate, version)
     reason = Reason.SUBJECT_REJECTED if actor.is_subject else Reason.REVIEWER_REJECTED
+    snapshot = _state_before_decision(candidate, subject)
     events = [
         transitions.candidate_decide(
             candidate,
@@ -420,6 +427,7 @@ def candidate_reject(
         suppress_value(subject=subject, entity_id=candidate.entity_id, field=candidate.field, value=candidate.value)
     # A contested fact is not published: closing the contest changes no projection.
     events += contests_closed(candidates=[candidate], subject=subject, actor=actor, reason=reason)
+    _keep_for_undo(candidate, snapshot, subject=subject, actor=actor, action="reject")
     audit.record_many(tenant.pk, events)
     return candidate
 
@@ -429,6 +437,7 @@ def candidate_defer(*, tenant: Tenant, candidate_id: int, version: int, actor: A
     """Hand a candidate to the subject to confirm (SPEC §4)."""
     candidate, subject = _locked_candidate(tenant=tenant, candidate_id=candidate_id, user_id=None)
     _check_version(candidate, version)
+    snapshot = _state_before_decision(candidate, subject)
     event = transitions.candidate_decide(
         candidate,
         transitions.CANDIDATE_DEFER,
@@ -438,6 +447,7 @@ def candidate_defer(*, tenant: Tenant, candidate_id: int, version: int, actor: A
         note=note,
         now=timezone.now(),
     )
+    _keep_for_undo(candidate, snapshot, subject=subject, actor=actor, action="defer")
     audit.record(tenant.pk, event)
     return candidate
 
@@ -557,3 +567,230 @@ def candidates_bulk_decide(
         ),
     )
     return outcome
+
+
+# --- Undo ---------------------------------------------------------------------------------------
+#
+# A person's decision can be taken back by the same person for UNDO_SECONDS (SPEC §4), as
+# compensating transitions (``reviews.transitions``, ``*.decision_undone``): the candidate,
+# the facts it changed (a contest it upheld or closed is open again), the candidates it
+# superseded and the suppression it added go back to what they were, each change audited,
+# and the projection follows. Versions only ever grow: a restored fact gets a new version
+# saying so, and everything restored gets a new compare-and-set version, so a screen still
+# holding the decided state is stale rather than silently right.
+
+UNDO_SECONDS = 30
+# Who may undo: people deciding in the queue (on the dashboard or through the review API).
+UNDOABLE_ACTOR_KINDS = (ActorKind.REVIEWER, ActorKind.API_KEY)
+_CANDIDATE_STATE = ("status", "reason", "note", "value", "source", "has_conflict", "decided_by", "decided_at", "fact_id")
+_FACT_STATE = (
+    "status", "value", "value_digest", "confidence", "kind", "source", "source_message_id", "evidence",
+    "provenance", "expires_at", "approved_by", "updated_at",
+)
+_DATETIMES = {"decided_at", "expires_at", "updated_at"}
+
+
+class UndoRefused:
+    """Why an undo was refused: the ``undo`` detail of the InvalidTransition it raises."""
+
+    NOTHING = "nothing_to_undo"  # no decision of this person on this item to take back
+    EXPIRED = "expired"  # more than UNDO_SECONDS ago
+    MOVED = "moved"  # something else changed the item or a fact it changed since
+
+
+def _state(row, names) -> dict:
+    state = {}
+    for name in names:
+        value = getattr(row, name)
+        state[name] = value.isoformat() if name in _DATETIMES and value is not None else value
+    return state
+
+
+def _restored(state: dict) -> dict:
+    """A kept state's fields to write back; the status goes back through its transition."""
+    return {
+        name: datetime.fromisoformat(value) if name in _DATETIMES and value is not None else value
+        for name, value in state.items()
+        if name != "status"
+    }
+
+
+def _touchable_facts(candidate: Candidate, subject: Subject) -> list[Fact]:
+    """The facts a decision about the candidate may change, locked: its slot's, and the
+    fact it contests or conflicts with."""
+    facts = list(_slot_facts(candidate, subject)) if candidate.entity_id is not None else []
+    if candidate.conflict_fact_id is not None and all(fact.pk != candidate.conflict_fact_id for fact in facts):
+        facts += list(Fact.objects.select_for_update().filter(pk=candidate.conflict_fact_id, subject=subject))
+    return facts
+
+
+def _state_before_decision(candidate: Candidate, subject: Subject) -> dict:
+    """What a decision may change, read under the subject's lock before it does."""
+    older_open, suppressed = [], False
+    facts = {str(fact.pk): {**_state(fact, _FACT_STATE), "version": fact.version} for fact in _touchable_facts(candidate, subject)}
+    if candidate.entity_id is not None:
+        older_open = list(
+            Candidate.objects.filter(
+                subject=subject,
+                entity_id=candidate.entity_id,
+                field=candidate.field,
+                thread_id=candidate.thread_id,
+                status__in=OPEN_CANDIDATE_STATUSES,
+                pk__lt=candidate.pk,
+            ).values("pk", "status", "reason")
+        )
+        suppressed = SuppressedValue.objects.filter(
+            subject=subject, entity_id=candidate.entity_id, field=candidate.field, value_digest=value_digest(candidate.value)
+        ).exists()
+    return {
+        "candidate": _state(candidate, _CANDIDATE_STATE),
+        "facts": facts,
+        "older_open": older_open,
+        "suppressed": suppressed,
+    }
+
+
+def _keep_for_undo(
+    candidate: Candidate, snapshot: dict, *, subject: Subject, actor: Actor, action: str, fact: Fact | None = None
+) -> None:
+    """Keep what the decision found, and the (status, version) of each fact it changed as it
+    left them: an undo restores only those, and only while nothing else moved them."""
+    if actor.kind not in UNDOABLE_ACTOR_KINDS:
+        return
+    found = snapshot["facts"]
+    left = {
+        str(row.pk): [row.status, row.version]
+        for row in _touchable_facts(candidate, subject)
+        if (fact is not None and row.pk == fact.pk)
+        or str(row.pk) not in found
+        or [row.status, row.version] != [found[str(row.pk)]["status"], found[str(row.pk)]["version"]]
+    }
+    DecisionUndo.objects.create(
+        tenant_id=candidate.tenant_id,
+        candidate=candidate,
+        actor=str(actor),
+        action=action,
+        candidate_version=candidate.version,
+        fact_id=fact.pk if fact is not None else None,
+        fact_version=fact.version if fact is not None else None,
+        before={**snapshot, "left": left},
+        decided_at=candidate.decided_at,
+    )
+
+
+def undo_refusal(undo: DecisionUndo | None, candidate: Candidate, *, now) -> str | None:
+    """Why this decision can no longer be undone, or None when it can."""
+    if undo is None or undo.undone_at is not None:
+        return UndoRefused.NOTHING
+    if (now - undo.decided_at).total_seconds() > UNDO_SECONDS:
+        return UndoRefused.EXPIRED
+    if candidate.version != undo.candidate_version:
+        return UndoRefused.MOVED
+    left = undo.before.get("left", {})
+    now_there = {
+        str(pk): [status, version]
+        for pk, status, version in Fact.objects.filter(pk__in=[int(pk) for pk in left]).values_list("pk", "status", "version")
+    }
+    if now_there != left:
+        return UndoRefused.MOVED
+    return None
+
+
+def _fact_undone(fact: Fact, found: dict | None, *, candidate: Candidate, subject: Subject, actor: Actor, now) -> EventDraft:
+    """One fact the undone decision changed, back to the state it found (none: it made it)."""
+    before = {**fact_payload(fact), "status": fact.status}
+    action = transitions.fact_decision_undone(fact, back_to=found["status"] if found is not None else None)
+    if found is None:
+        fact.updated_at = now
+    else:
+        for name, value in _restored({k: v for k, v in found.items() if k != "version"}).items():
+            setattr(fact, name, value)
+    fact.version += 1
+    fact.save()
+    if found is not None:
+        fact.versions.create(
+            version=fact.version,
+            value=fact.value,
+            confidence=fact.confidence,
+            source=fact.source,
+            source_message_id=fact.source_message_id,
+            candidate=candidate,
+            actor=str(actor),
+            reason="undo",
+            created_at=now,
+        )
+    return EventDraft(
+        actor=str(actor),
+        action=action,
+        object_type="fact",
+        object_id=fact.pk,
+        subject_user_id=subject.user_id,
+        before=before,
+        after={**fact_payload(fact), "status": fact.status},
+    )
+
+
+@transaction.atomic
+def candidate_undo(*, tenant: Tenant, candidate_id: int, actor: Actor) -> Candidate:
+    """Take back the actor's latest decision on a candidate (SPEC §4).
+
+    1. Lock the subject, then the candidate; find the actor's latest decision on it.
+    2. Refuse (InvalidTransition, ``undo`` detail) when there is none, when it is older
+       than UNDO_SECONDS, or when anything moved the candidate or a fact it changed since.
+    3. Restore each fact the decision changed: a fact it created leaves publication
+       (status deleted; rows are never removed), a fact it changed gets its former value,
+       source and status back as its next version (a contest it upheld or closed is
+       contested again).
+    4. Reopen the candidates it superseded, lift the suppression it added, restore the
+       candidate itself; audit each change and refresh the projection.
+    """
+    candidate, subject = _locked_candidate(tenant=tenant, candidate_id=candidate_id, user_id=None)
+    now = timezone.now()
+    undo = DecisionUndo.objects.filter(candidate=candidate, actor=str(actor)).order_by("-decided_at", "-pk").first()
+    refusal = undo_refusal(undo, candidate, now=now)
+    if refusal is not None:
+        raise InvalidTransition("This decision can no longer be undone.", details={"undo": refusal, "status": candidate.status})
+    before = undo.before
+    changed = list(
+        Fact.objects.select_for_update()
+        .select_related("entity")
+        .filter(pk__in=[int(pk) for pk in before.get("left", {})])
+        .order_by("pk")
+    )
+    events = [
+        _fact_undone(fact, before["facts"].get(str(fact.pk)), candidate=candidate, subject=subject, actor=actor, now=now)
+        for fact in changed
+    ]
+    found_open = {row["pk"]: row for row in before["older_open"]}
+    superseded = Candidate.objects.select_for_update().filter(
+        pk__in=list(found_open), status=CandidateStatus.SUPERSEDED, reason=Reason.NEWER_CANDIDATE
+    )
+    reopened = transitions.candidates_reopen(
+        [
+            (pk, status, version, found_open[pk]["status"], found_open[pk]["reason"])
+            for pk, status, version in superseded.order_by("pk").values_list("pk", "status", "version")
+        ],
+        subject=subject,
+        actor=actor,
+        by_candidate=candidate.pk,
+    )
+    if undo.action == "reject" and not before["suppressed"] and candidate.entity_id is not None:
+        SuppressedValue.objects.filter(
+            subject=subject, entity_id=candidate.entity_id, field=candidate.field, value_digest=value_digest(candidate.value)
+        ).delete()
+    found = before["candidate"]
+    decided = transitions.candidate_decision_undone(
+        candidate,
+        back_to=found["status"],
+        subject=subject,
+        actor=actor,
+        undone=undo.action,
+        restore=_restored(found),
+        after={"reopened": [event.object_id for event in reopened]},
+    )
+    undo.undone_at = now
+    undo.save(update_fields=["undone_at"])
+    audit.record_many(tenant.pk, [decided, *events, *reopened])
+    if changed:
+        schedule_projection(subject.pk)
+    return candidate

@@ -80,3 +80,15 @@ DECISION_LABELS = {
 @register.filter
 def decision_label(kind: str) -> str:
     return DECISION_LABELS.get(kind, kind)
+
+
+@register.filter
+def short_age(timesince_text: str) -> str:
+    """The largest unit of a ``timesince`` ("3 days, 2 hours" -> "3 days")."""
+    return str(timesince_text).split(",")[0]
+
+
+@register.filter
+def count_cap(count: int, cap: int) -> str:
+    """A count that stopped counting at ``cap`` says so: "10,000+"."""
+    return f"{cap:,}+" if count > cap else f"{count:,}"

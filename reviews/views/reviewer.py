@@ -9,6 +9,7 @@ import re
 from functools import wraps
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -39,21 +40,32 @@ from ..selectors import (
     ANY_RELATION,
     QUEUE_STATUS_ALL,
     QUEUE_STATUS_OPEN,
+    QueueClaims,
     QueueCursor,
     QueueFilters,
+    QueueSort,
     actor_names,
+    queue_groups,
+    review_queue_counts,
     review_queue_items,
     review_queue_page,
 )
 from ..services.candidates import (
+    UNDO_SECONDS,
     Resolution,
+    UndoRefused,
     candidate_approve,
     candidate_defer,
     candidate_reject,
     candidate_settle_conflict,
+    candidate_undo,
+    MAX_BULK_ITEMS,
     candidates_bulk_decide,
 )
+from ..services.claims import candidates_claim, candidates_claims_renew, candidates_release
 from ..services.entities import entity_merge
+
+CLAIM_SIZES = (5, 10, 20, 50)
 
 # --- Access -----------------------------------------------------------------------------------
 
@@ -109,7 +121,18 @@ STATUS_CHOICES = [
     *CandidateStatus.choices,
     (QUEUE_STATUS_ALL, gettext_lazy("all")),
 ]
-FLAG_CHOICES = [("", gettext_lazy("any")), *FLAG_LABELS.items()]
+SORT_CHOICES = [
+    (QueueSort.OLDEST, gettext_lazy("oldest first")),
+    (QueueSort.NEWEST, gettext_lazy("newest first")),
+    (QueueSort.CONFIDENCE, gettext_lazy("lowest confidence first")),
+    (QueueSort.PRIORITY, gettext_lazy("contested and conflicts first")),
+]
+FLAG_CHOICES = [("", gettext_lazy("any")), *FLAG_LABELS.items(), ("conflict", gettext_lazy("conflict"))]
+CLAIM_CHOICES = [
+    (QueueClaims.POOL, gettext_lazy("unclaimed and mine")),
+    (QueueClaims.MINE, gettext_lazy("only mine")),
+    (QueueClaims.ALL, gettext_lazy("everyone's, claimed too")),
+]
 AGE_CHOICES = [
     ("", gettext_lazy("any age")),
     ("lt1d", gettext_lazy("less than a day")),
@@ -120,6 +143,10 @@ AGE_CHOICES = [
 
 
 class QueueFilterForm(forms.Form):
+    q = forms.CharField(label=gettext_lazy("Search"), max_length=200, required=False)
+    sort = forms.ChoiceField(label=gettext_lazy("Sort"), choices=SORT_CHOICES, required=False)
+    flag = forms.ChoiceField(label=gettext_lazy("Flag"), choices=FLAG_CHOICES, required=False)
+    claims = forms.ChoiceField(label=gettext_lazy("Claimed items"), choices=CLAIM_CHOICES, required=False)
     status = forms.ChoiceField(label=gettext_lazy("Status"), choices=STATUS_CHOICES, required=False)
     entity_type = forms.ChoiceField(label=gettext_lazy("Entity type"), required=False)
     field = forms.ChoiceField(label=gettext_lazy("Field"), required=False)
@@ -131,7 +158,6 @@ class QueueFilterForm(forms.Form):
     conflict = forms.ChoiceField(label=gettext_lazy("Conflict"), choices=YES_NO, required=False)
     new_entity = forms.ChoiceField(label=gettext_lazy("New entity"), choices=YES_NO, required=False)
     age = forms.ChoiceField(label=gettext_lazy("Age"), choices=AGE_CHOICES, required=False)
-    flag = forms.ChoiceField(label=gettext_lazy("Flag"), choices=FLAG_CHOICES, required=False)
     user_id = forms.CharField(label=gettext_lazy("User"), max_length=128, required=False)
 
     def __init__(self, *args, tenant, **kwargs):
@@ -155,35 +181,51 @@ class QueueFilterForm(forms.Form):
         return QueueFilters(**data)
 
 
+def _queue_filters(data, tenant) -> tuple[QueueFilterForm, QueueFilters]:
+    """The queue's filters from a query (or the claim form, which repeats them)."""
+    data = {key: data.get(key) for key in QueueFilterForm.base_fields if data.get(key) not in (None, "")}
+    form = QueueFilterForm(data or None, tenant=tenant, initial={"status": CandidateStatus.PENDING_REVIEW})
+    if form.is_bound:
+        form.is_valid()  # errors are shown beside the fields; the valid filters still apply
+    return form, form.filters() if form.is_bound else QueueFilters()
+
+
 @require_GET
 @staff_view
 def queue(request):
-    form = QueueFilterForm(request.GET or None, tenant=request.tenant, initial={"status": CandidateStatus.PENDING_REVIEW})
-    if form.is_bound:
-        form.is_valid()  # errors are shown beside the fields; the valid filters still apply
-    filters = form.filters() if form.is_bound else QueueFilters()
+    form, filters = _queue_filters(request.GET, request.tenant)
+    viewer = str(Actor.reviewer(request.user))
+    if request.can_decide:
+        candidates_claims_renew(tenant=request.tenant, actor=Actor.reviewer(request.user))
     cursor = None
     if request.GET.get("cursor"):
         try:
             cursor = QueueCursor.decode(request.GET["cursor"])
         except InvalidInput:
             messages.error(request, _("That page link is broken; showing the first page."))
-    page = review_queue_page(tenant=request.tenant, filters=filters, cursor=cursor, limit=QUEUE_PAGE_SIZE_HTML)
+    page = review_queue_page(
+        tenant=request.tenant, filters=filters, cursor=cursor, limit=QUEUE_PAGE_SIZE_HTML, viewer=viewer
+    )
     query = request.GET.copy()
     query.pop("cursor", None)
     next_url = None
     if page.next_cursor is not None:
         query["cursor"] = page.next_cursor.encode()
         next_url = f"{reverse('reviews:queue')}?{query.urlencode()}"
+    query.pop("cursor", None)
     context = _item_context(
         request,
         here=request.get_full_path(),
         form=form,
-        items=review_queue_items(tenant=request.tenant, candidates=page.candidates),
+        groups=queue_groups(review_queue_items(tenant=request.tenant, candidates=page.candidates, viewer=viewer)),
         next_page_url=next_url,
+        filter_query=query.urlencode(),
     )
-    if request.htmx:  # the filter form and "more" both swap in a page of items
+    if request.htmx and request.GET.get("cursor"):  # "More": the next page of groups
         return render(request, "reviews/queue.html#page", context)
+    context["counts"] = review_queue_counts(tenant=request.tenant, filters=filters, viewer=viewer)
+    if request.htmx:  # the filter form swaps the counts and the first page
+        return render(request, "reviews/queue.html#results", context)
     return render(request, "reviews/queue.html", context)
 
 
@@ -197,14 +239,23 @@ def candidate_detail(request, pk: int):
         _item_context(
             request,
             here=request.get_full_path(),
-            item=review_queue_items(tenant=request.tenant, candidates=[candidate])[0],
+            item=review_queue_items(tenant=request.tenant, candidates=[candidate], viewer=str(Actor.reviewer(request.user)))[0],
+            expanded=True,
         ),
     )
 
 
 def _item_context(request, *, here: str, **extra) -> dict:
     """What the item partial needs beside the item: who may act, and where to come back to."""
-    return {"can_decide": request.can_decide, "here": here, "queue_url": reverse("reviews:queue"), **extra}
+    return {
+        "can_decide": request.can_decide,
+        "here": here,
+        "queue_url": reverse("reviews:queue"),
+        "viewer": str(Actor.reviewer(request.user)),
+        "undo_seconds": UNDO_SECONDS,
+        "claim_sizes": CLAIM_SIZES,
+        **extra,
+    }
 
 
 def _candidate_or_404(tenant, pk: int) -> Candidate:
@@ -227,12 +278,34 @@ class DecisionForm(forms.Form):
 
 
 DONE_MESSAGES = {
-    "approve": gettext_lazy("Approved: %(field)s = “%(value)s”."),
-    "edit": gettext_lazy("Edited and approved: %(field)s = “%(value)s”."),
+    "approve": gettext_lazy("Approved: %(field)s = “%(value)s” is published."),
+    "edit": gettext_lazy("Edited and approved: %(field)s = “%(value)s” is published."),
     "reject": gettext_lazy("Rejected: %(field)s = “%(value)s”."),
-    "defer": gettext_lazy("Sent to the user to confirm: %(field)s = “%(value)s”."),
-    "settle": gettext_lazy("Conflict settled: %(field)s = “%(value)s”."),
+    "defer": gettext_lazy("Sent to %(user)s to confirm: %(field)s = “%(value)s”. It waits for them now."),
+    "settle_" + Resolution.KEEP_OLD: gettext_lazy(
+        "Kept the current value: %(field)s = “%(published)s” stays published; “%(value)s” was rejected."
+    ),
+    "settle_" + Resolution.TAKE_NEW: gettext_lazy("Took the proposed value: %(field)s = “%(published)s” is published."),
+    "settle_" + Resolution.EDIT: gettext_lazy("Published the merged value: %(field)s = “%(published)s”."),
+    "settle_" + Resolution.KEEP_BOTH: gettext_lazy(
+        "Kept both: %(field)s = “%(published)s” and “%(current)s” are published."
+    ),
 }
+
+
+def done_message(kind: str, decided: Candidate) -> str:
+    """What a decision did, naming the value that is published now."""
+    conflict = Fact.objects.filter(pk=decided.conflict_fact_id).only("value").first() if decided.conflict_fact_id else None
+    published = Fact.objects.filter(pk=decided.fact_id).only("value").first() if decided.fact_id else None
+    if kind == "settle_" + Resolution.KEEP_OLD:
+        published = conflict
+    return DONE_MESSAGES[kind] % {
+        "field": decided.field,
+        "value": decided.value,
+        "user": decided.subject.user_id,
+        "published": published.value if published else decided.value,
+        "current": conflict.value if conflict else "",
+    }
 
 
 def stale_message(candidate: Candidate) -> str:
@@ -287,25 +360,27 @@ def _no_options(data: dict) -> dict:
     return {}
 
 
-def _decide(request, pk: int, kind: str, service, options=_no_options) -> HttpResponseRedirect:
+def _decide(request, pk: int, kind: str, service, options=_no_options):
     """Run one decision: parse the form, call the service, tell the reviewer what happened.
 
     ``options(cleaned_data)`` gives the service's arguments beyond the ones every decision
-    takes (tenant, candidate, version, note, actor).
+    takes (tenant, candidate, version, note, actor). A decision that went through offers
+    its undo for UNDO_SECONDS (a toast with htmx, the message otherwise).
     """
     form = DecisionForm(request.POST)
-    notice_level, notice = "success", ""
+    notice_level, notice, undo_ids = "success", "", []
     if not form.is_valid():
         notice_level, notice = "error", _("The form was incomplete; reload the page and try again.")
     else:
         data = form.cleaned_data
+        actor = Actor.reviewer(request.user)
         try:
             decided = service(
                 tenant=request.tenant,
                 candidate_id=pk,
                 version=data["version"],
                 note=data["note"],
-                actor=Actor.reviewer(request.user),
+                actor=actor,
                 **options(data),
             )
         except StaleVersion:
@@ -315,24 +390,35 @@ def _decide(request, pk: int, kind: str, service, options=_no_options) -> HttpRe
         except DomainError as error:
             notice_level, notice = "error", error_message(error)
         else:
-            if kind == "approve" and decided.reason == "reviewer_edited":
+            if kind == "settle":
+                kind = "settle_" + data["resolution"]
+            elif kind == "approve" and decided.reason == "reviewer_edited":
                 kind = "edit"
-            notice = DONE_MESSAGES[kind] % {"field": decided.field, "value": decided.value}
+            notice = done_message(kind, decided)
+            undo_ids = [decided.pk]
+            candidates_claims_renew(tenant=request.tenant, actor=actor)
     if request.htmx:
-        candidate = _candidate_or_404(request.tenant, pk)
-        return render(
-            request,
-            "reviews/queue.html#item",
-            _item_context(
-                request,
-                here=_back(request, reverse("reviews:queue")),
-                item=review_queue_items(tenant=request.tenant, candidates=[candidate])[0],
-                notice=notice,
-                notice_level=notice_level,
-            ),
-        )
+        return _item_response(request, pk, notice=notice, notice_level=notice_level, undo_ids=undo_ids)
     {"success": messages.success, "stale": messages.warning, "error": messages.error}[notice_level](request, notice)
     return redirect(_back(request, reverse("reviews:queue")))
+
+
+def _item_response(request, pk: int, *, notice: str, notice_level: str, undo_ids=()):
+    """The item as it is now, and the toast (out of band) saying what happened."""
+    candidate = _candidate_or_404(request.tenant, pk)
+    viewer = str(Actor.reviewer(request.user))
+    return render(
+        request,
+        "reviews/queue.html#item_and_toast",
+        _item_context(
+            request,
+            here=_back(request, reverse("reviews:queue")),
+            item=review_queue_items(tenant=request.tenant, candidates=[candidate], viewer=viewer)[0],
+            notice=notice,
+            notice_level=notice_level,
+            undo_ids=list(undo_ids),
+        ),
+    )
 
 
 @decider_view
@@ -365,6 +451,97 @@ def _settlement(data: dict) -> dict:
 @decider_view
 def settle(request, pk: int):
     return _decide(request, pk, "settle", candidate_settle_conflict, _settlement)
+
+
+UNDO_REFUSALS = {
+    UndoRefused.NOTHING: gettext_lazy("There is no decision of yours on this item to undo."),
+    UndoRefused.EXPIRED: gettext_lazy(
+        "Too late to undo: a decision can be undone for %(seconds)s seconds. Decide the item again instead."
+    ),
+    UndoRefused.MOVED: gettext_lazy(
+        "Not undone: the item or its fact changed after your decision (someone or something else acted on it)."
+    ),
+}
+
+
+def undo_refusal_message(error: InvalidTransition) -> str:
+    return UNDO_REFUSALS.get((error.details or {}).get("undo"), UNDO_REFUSALS[UndoRefused.NOTHING]) % {
+        "seconds": UNDO_SECONDS
+    }
+
+
+@decider_view
+def undo(request, pk: int):
+    """Take back one's own decision on an item (the toast's Undo, key u)."""
+    try:
+        restored = candidate_undo(tenant=request.tenant, candidate_id=pk, actor=Actor.reviewer(request.user))
+    except NotFound:
+        raise Http404 from None
+    except InvalidTransition as error:
+        notice_level, notice = "error", undo_refusal_message(error)
+    else:
+        notice_level = "success"
+        notice = _("Undone: %(field)s = “%(value)s” is back to %(status)s.") % {
+            "field": restored.field,
+            "value": restored.value,
+            "status": restored.get_status_display(),
+        }
+    if request.htmx:
+        return _item_response(request, pk, notice=notice, notice_level=notice_level)
+    {"success": messages.success, "error": messages.error}[notice_level](request, notice)
+    return redirect(_back(request, reverse("reviews:queue")))
+
+
+@decider_view
+def undo_bulk(request):
+    """Take back a bulk decision: each item of it that can still be undone."""
+    ids = [int(raw) for raw in request.POST.getlist("ids") if raw.isdigit()][:MAX_BULK_ITEMS]
+    undone, refused = [], []
+    for candidate_id in ids:
+        try:
+            candidate_undo(tenant=request.tenant, candidate_id=candidate_id, actor=Actor.reviewer(request.user))
+        except (NotFound, InvalidTransition):
+            refused.append(candidate_id)
+        else:
+            undone.append(candidate_id)
+    if undone:
+        messages.success(request, _("Undone: %(count)d items are back in the queue.") % {"count": len(undone)})
+    if refused:
+        messages.error(
+            request,
+            _("%(count)d items could not be undone (too late, or changed since): %(ids)s.")
+            % {"count": len(refused), "ids": ", ".join(f"#{pk}" for pk in refused)},
+        )
+    return redirect(_back(request, reverse("reviews:queue")))
+
+
+@decider_view
+def claim(request):
+    """Claim the next N items of the current filters (key c), or give one's claims back."""
+    actor = Actor.reviewer(request.user)
+    if request.POST.get("release"):
+        released = candidates_release(tenant=request.tenant, actor=actor)
+        messages.success(request, _("Released %(count)d claimed items.") % {"count": len(released)})
+        return redirect(_back(request, reverse("reviews:queue")))
+    try:
+        count = int(request.POST.get("count", "10"))
+    except ValueError:
+        count = 0
+    _form, filters = _queue_filters(request.POST, request.tenant)
+    try:
+        claimed = candidates_claim(tenant=request.tenant, actor=actor, count=count, filters=filters)
+    except InvalidInput:
+        messages.error(request, _("Choose how many items to claim."))
+    else:
+        if claimed:
+            messages.success(
+                request,
+                _("Claimed %(count)d items for %(minutes)s minutes; colleagues do not see them meanwhile.")
+                % {"count": len(claimed), "minutes": f"{settings.MEMORY_REVIEW_CLAIM_MINUTES:g}"},
+            )
+        else:
+            messages.warning(request, _("Nothing left to claim in these filters."))
+    return redirect(_back(request, reverse("reviews:queue")))
 
 
 _SELECTED = re.compile(r"^(\d{1,18}):(\d{1,9})$")

@@ -1,10 +1,12 @@
 // Keyboard operation of the review queue. Every key only finds a form or control that the
 // page already shows and submits/opens it, so the same actions work by mouse and without
 // JavaScript. Nothing here builds markup: htmx swaps server-rendered (escaped) partials.
+// No inline scripts or handlers anywhere: this file is the page's only script besides htmx.
 (function () {
   "use strict";
 
   var current = null;
+  var toastTimer = null;
 
   function items() {
     return Array.prototype.slice.call(document.querySelectorAll("[data-item]"));
@@ -22,7 +24,7 @@
     if (!item) return;
     mark(item);
     item.focus({ preventScroll: true });
-    item.scrollIntoView({ block: "nearest", behavior: "smooth" });
+    item.scrollIntoView({ block: "nearest" });
   }
 
   function currentItem() {
@@ -55,22 +57,26 @@
   // htmx binds the forms of swapped-in markup only when it settles (~20 ms after the swap). A
   // key pressed in between would submit the bare form and reload the page, so bind them now;
   // htmx.process is a no-op on markup it has already bound.
-  function bound(item) {
-    if (item && window.htmx) window.htmx.process(item);
-    return item;
+  function bound(element) {
+    if (element && window.htmx) window.htmx.process(element);
+    return element;
   }
 
-  function submit(selector) {
-    var item = bound(currentItem());
-    var form = item && item.querySelector(selector);
+  function send(form) {
     if (!form) return false;
+    bound(form.closest("[data-item]") || form);
     if (form.requestSubmit) form.requestSubmit();
     else form.submit();
     return true;
   }
 
+  function submit(selector) {
+    var item = currentItem();
+    return send(item && item.querySelector(selector));
+  }
+
   function approve() {
-    // A conflict has no plain approve form: approving it is "take new".
+    // A conflict has no plain approve form: approving it is "take the proposed value".
     if (submit('form[data-action="approve"]')) return;
     var item = bound(currentItem());
     var takeNew = item && item.querySelector('[data-resolution="take_new"]');
@@ -83,14 +89,22 @@
     if (field.select) field.select();
   }
 
-  function open(action, fieldSelector) {
+  function expand(item, open) {
+    var details = item && item.querySelector("details[data-expand]");
+    if (details) details.open = open === undefined ? !details.open : open;
+    return details;
+  }
+
+  function openAction(action, fieldSelector) {
     var item = currentItem();
-    var details = item && item.querySelector('details[data-action="' + action + '"]');
+    if (!item) return;
+    expand(item, true);
+    var details = item.querySelector('details[data-action="' + action + '"]');
     if (details) {
       details.open = true;
       focusField(details.querySelector(fieldSelector));
-    } else if (action === "edit" && item) {
-      focusField(item.querySelector("[data-merged-value]"));  // a conflict: edit to a merged value
+    } else if (action === "edit") {
+      focusField(item.querySelector("[data-merged-value]")); // a conflict: edit to a merged value
     }
   }
 
@@ -107,9 +121,37 @@
     if (counter) counter.textContent = String(document.querySelectorAll("[data-select]:checked").length);
   }
 
-  function toggleHelp() {
-    var help = document.querySelector("[data-keys]");
-    if (help) help.open = !help.open;
+  function help() {
+    var dialog = document.querySelector("[data-keys]");
+    if (!dialog || !dialog.showModal) return;
+    if (dialog.open) dialog.close();
+    else dialog.showModal();
+  }
+
+  function undo() {
+    send(document.querySelector("#toast form[data-undo]") || (currentItem() && currentItem().querySelector("form[data-undo]")));
+  }
+
+  function claim() {
+    var button = document.querySelector("[data-claim-form] [data-claim]");
+    if (button) button.click();
+  }
+
+  function search() {
+    focusField(document.querySelector("[data-search]"));
+  }
+
+  // The toast offers Undo for as long as the server allows it, then goes away.
+  function armToast() {
+    var toast = document.getElementById("toast");
+    if (!toast) return;
+    if (toastTimer) clearTimeout(toastTimer);
+    var seconds = parseFloat(toast.dataset.expires || "8");
+    toastTimer = setTimeout(function () {
+      toast.replaceChildren();
+      toast.className = "toast";
+      delete toast.dataset.expires;
+    }, seconds * 1000);
   }
 
   function typing(target) {
@@ -117,26 +159,35 @@
   }
 
   document.addEventListener("keydown", function (event) {
-    if (event.ctrlKey || event.metaKey || event.altKey) return;
-    if (typing(event.target)) {
-      if (event.key === "Escape") {
-        event.target.blur();
-        var details = event.target.closest("details");
+    var target = event.target;
+    if (typing(target)) {
+      if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && target.form) {
+        // Ctrl/Cmd+Enter saves an edit (a textarea's Enter is a new line).
+        event.preventDefault();
+        send(target.form);
+      } else if (event.key === "Escape") {
+        target.blur();
+        var details = target.closest("details[data-action]");
         if (details) details.open = false;
         if (current) current.focus({ preventScroll: true });
       }
       return;
     }
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
     var handled = true;
     switch (event.key) {
       case "j": move(1); break;
       case "k": move(-1); break;
+      case "o": expand(currentItem()); break;
       case "a": approve(); break;
-      case "e": open("edit", "textarea"); break;
-      case "r": open("reject", 'input[name="note"]'); break;
+      case "e": openAction("edit", "textarea"); break;
+      case "r": openAction("reject", 'input[name="note"]'); break;
       case "d": submit('form[data-action="defer"]'); break;
+      case "u": undo(); break;
+      case "c": claim(); break;
       case "x": toggleSelect(); break;
-      case "?": toggleHelp(); break;
+      case "/": search(); break;
+      case "?": help(); break;
       default: handled = false;
     }
     if (handled) event.preventDefault();
@@ -145,27 +196,36 @@
   document.addEventListener("click", function (event) {
     var item = event.target.closest && event.target.closest("[data-item]");
     if (item) mark(item);
+    if (event.target.closest && event.target.closest("[data-help-open]")) help();
   });
 
   document.addEventListener("change", function (event) {
     if (event.target.matches && event.target.matches("[data-select]")) updateCount();
   });
 
-  // After a decision swaps an item, keep the reviewer's place: the swapped item stays
-  // (showing what happened) and the focus moves on to the next open one.
+  // After a decision swaps an item, keep the reviewer's place: the swapped item stays (one
+  // line, showing what happened) and the focus moves on to the next open one.
   document.body.addEventListener("htmx:afterSwap", function (event) {
     var detail = event.detail || {};
     var decided = detail.requestConfig && detail.requestConfig.verb === "post";
-    var swapped = decided && detail.elt && detail.elt.matches ? detail.elt : null;
+    var swapped = null;
+    if (decided) {
+      var id = detail.target && detail.target.id;
+      swapped = id ? document.getElementById(id) : null;
+    }
     if (swapped && swapped.matches("[data-item]")) {
-      // Done: on to the next open item. A refusal or a colleague's earlier decision: stay and read it.
-      var done = swapped.querySelector('[data-notice="success"]');
-      focusItem(done ? nextOpenAfter(swapped) || swapped : swapped);
+      var done = swapped.dataset.outcome === "success";
+      var undone = detail.requestConfig.path && /\/undo$/.test(detail.requestConfig.path);
+      focusItem(done && !undone ? nextOpenAfter(swapped) || swapped : swapped);
     } else if (!document.body.contains(current)) {
       current = null;
       currentItem();
     }
     updateCount();
+  });
+
+  document.body.addEventListener("htmx:oobAfterSwap", function (event) {
+    if (event.detail && event.detail.target && event.detail.target.id === "toast") armToast();
   });
 
   document.addEventListener("DOMContentLoaded", function () {

@@ -27,7 +27,7 @@ class TestApprove:
         assert response.status_code == 302 and response["Location"] == "/review/?field=location"
         assert refreshed(item).status == "approved"
         assert Fact.objects.get(pk=refreshed(item).fact_id).approved_by == f"reviewer:{reviewer.pk}"
-        assert messages_of(response) == ["Approved: location = “Berlin”."]
+        assert messages_of(response) == ["Approved: location = “Berlin” is published."]
         assert AuditEvent.objects.filter(action="candidate.approved", actor=f"reviewer:{reviewer.pk}").count() == 1
 
     def test_edit_then_approve(self, review_queue, reviewer_client):
@@ -35,7 +35,7 @@ class TestApprove:
         response = reviewer_client.post(url("approve", item), {"version": 1, "value": "Berlin, Germany"})
         assert refreshed(item).reason == "reviewer_edited"
         assert Fact.objects.get(pk=refreshed(item).fact_id).value == "Berlin, Germany"
-        assert messages_of(response) == ["Edited and approved: location = “Berlin, Germany”."]
+        assert messages_of(response) == ["Edited and approved: location = “Berlin, Germany” is published."]
 
     def test_a_redirect_never_leaves_the_site(self, review_queue, reviewer_client):
         response = reviewer_client.post(url("approve", review_queue.evidence), {"version": 1, "next": "https://evil.example/"})
@@ -61,7 +61,7 @@ class TestRejectAndDefer:
     def test_defer_hands_it_to_the_user(self, review_queue, reviewer_client):
         response = reviewer_client.post(url("defer", review_queue.evidence), {"version": 1})
         assert refreshed(review_queue.evidence).status == "pending_user"
-        assert messages_of(response) == ["Sent to the user to confirm: location = “Berlin”."]
+        assert messages_of(response) == ["Sent to alice to confirm: location = “Berlin”. It waits for them now."]
 
     def test_a_malformed_form_changes_nothing(self, review_queue, reviewer_client):
         response = reviewer_client.post(url("approve", review_queue.evidence), {"version": "one"})
@@ -128,7 +128,9 @@ class TestHtmx:
         response = reviewer_client.post(url("approve", review_queue.evidence), {"version": 1}, HTTP_HX_REQUEST="true")
         html = response.content.decode()
         assert html.lstrip().startswith('<article class="item decided"')
-        assert 'data-notice="success"' in html and "Decided by rita" in html
+        assert 'data-outcome="success"' in html and "Decided by rita" in html
+        # The toast, out of band, says what is published and offers the undo.
+        assert 'id="toast"' in html and "is published" in html and "data-undo" in html
 
     def test_an_error_keeps_the_actions(self, review_queue, reviewer_client):
         response = reviewer_client.post(url("reject", review_queue.evidence), {"version": 1}, HTTP_HX_REQUEST="true")

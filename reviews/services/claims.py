@@ -1,0 +1,111 @@
+"""Claims: a reviewer's lease on the next items of the queue (SPEC §4).
+
+A claim hides an open item from colleagues until it expires (``MEMORY_REVIEW_CLAIM_MINUTES``,
+15 by default) or its holder releases it; it is renewed while its holder works (each
+decision, each queue page). A claim is not a decision: it changes no status and no
+version, and a colleague who asks to see claimed items may still decide one (the usual
+compare-and-set settles any race). Two reviewers claiming at once never get the same
+item: the rows are picked with ``FOR UPDATE SKIP LOCKED`` and re-checked as they are
+written.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from .. import audit
+from ..actors import Actor
+from ..audit import EventDraft
+from ..errors import InvalidInput
+from ..models import AuditAction, Candidate, CandidateStatus, Tenant
+from ..models.choices import OPEN_CANDIDATE_STATUSES
+from ..selectors import QUEUE_ORDER, QueueClaims, QueueFilters, queue_filtered
+
+MAX_CLAIM = 100
+
+
+def claim_lease() -> timedelta:
+    return timedelta(minutes=settings.MEMORY_REVIEW_CLAIM_MINUTES)
+
+
+def _live(actor: Actor, now: datetime):
+    return Candidate.objects.filter(claimed_by=str(actor), claim_expires_at__gt=now, status__in=OPEN_CANDIDATE_STATUSES)
+
+
+@transaction.atomic
+def candidates_claim(
+    *, tenant: Tenant, actor: Actor, count: int, filters: QueueFilters | None = None, now: datetime | None = None
+) -> list[int]:
+    """Claim the next ``count`` items waiting for a reviewer, in the queue's order and filters.
+
+    1. Renew the actor's live claims (they are still working).
+    2. Pick the next unclaimed ``pending_review`` items, skipping rows another claim is
+       writing at this moment, and write the claim only where the row is still free.
+    3. Audit the claim (the ids) as one event. Returns the ids newly claimed.
+    """
+    if not 1 <= count <= MAX_CLAIM:
+        raise InvalidInput(f"Claim between 1 and {MAX_CLAIM} items.", details={"count": count})
+    now = now or timezone.now()
+    until = now + claim_lease()
+    tenant_live = _live(actor, now).filter(tenant=tenant)
+    tenant_live.update(claim_expires_at=until)
+    filters = filters or QueueFilters()
+    free = Q(claim_expires_at__isnull=True) | Q(claim_expires_at__lte=now)
+    pick = (
+        queue_filtered(tenant=tenant, filters=QueueFilters(**{**filters.__dict__, "claims": QueueClaims.ALL}), now=now)
+        .filter(free, status=CandidateStatus.PENDING_REVIEW)
+        .order_by(*QUEUE_ORDER[filters.sort])
+        .select_for_update(skip_locked=True, of=("self",))
+        .values_list("pk", flat=True)[:count]
+    )
+    ids = list(pick)
+    if ids:
+        Candidate.objects.filter(pk__in=ids).filter(free).update(claimed_by=str(actor), claim_expires_at=until)
+        ids = list(Candidate.objects.filter(pk__in=ids, claimed_by=str(actor), claim_expires_at=until).values_list("pk", flat=True))
+    if ids:
+        audit.record(
+            tenant.pk,
+            EventDraft(
+                actor=str(actor),
+                action=AuditAction.CANDIDATES_CLAIMED,
+                object_type="candidate_selection",
+                object_id=len(ids),
+                after={"ids": sorted(ids), "until": until.isoformat()},
+            ),
+        )
+    return sorted(ids)
+
+
+def candidates_claims_renew(*, tenant: Tenant, actor: Actor, now: datetime | None = None) -> int:
+    """Extend the actor's live claims by a full lease; expired ones stay expired.
+
+    A renewal is activity, not a change of who holds what, so it is not audited (the
+    claim and the decisions that renew it are).
+    """
+    now = now or timezone.now()
+    return _live(actor, now).filter(tenant=tenant).update(claim_expires_at=now + claim_lease())
+
+
+@transaction.atomic
+def candidates_release(*, tenant: Tenant, actor: Actor, now: datetime | None = None) -> list[int]:
+    """Give back every live claim of the actor, audited."""
+    now = now or timezone.now()
+    held = _live(actor, now).filter(tenant=tenant)
+    ids = sorted(held.values_list("pk", flat=True))
+    if ids:
+        Candidate.objects.filter(pk__in=ids).update(claimed_by="", claim_expires_at=None)
+        audit.record(
+            tenant.pk,
+            EventDraft(
+                actor=str(actor),
+                action=AuditAction.CANDIDATES_RELEASED,
+                object_type="candidate_selection",
+                object_id=len(ids),
+                before={"ids": ids},
+            ),
+        )
+    return ids

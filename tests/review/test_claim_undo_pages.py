@@ -1,0 +1,92 @@
+"""Claims and undo on the dashboard: the forms, the toast, the refusals, who may use them."""
+from datetime import timedelta
+
+import time_machine
+from django.contrib.messages import get_messages
+from django.urls import reverse
+from django.utils import timezone
+
+from reviews.models import Candidate
+from tests.review.conftest import signed_in
+
+QUEUE = reverse("reviews:queue")
+
+
+def messages_of(response):
+    return [str(message) for message in get_messages(response.wsgi_request)]
+
+
+def undo_url(item):
+    return reverse("reviews:candidate-undo", args=[item.pk])
+
+
+def test_claiming_hides_the_items_from_a_colleague_and_shows_them_as_mine(review_queue, reviewer, second_reviewer):
+    mine, theirs = signed_in(reviewer), signed_in(second_reviewer)
+    response = mine.post(reverse("reviews:claim"), {"count": "2", "next": QUEUE})
+    assert response.status_code == 302
+    assert messages_of(response)[0].startswith("Claimed 2 items for 15 minutes")
+    claimed = [review_queue.evidence, review_queue.conflict]
+    html = mine.get(QUEUE).content.decode()
+    assert html.count("claimed by you") >= 2
+    colleague = theirs.get(QUEUE).content.decode()
+    assert all(f'id="item-{item.pk}"' not in colleague for item in claimed)
+    assert f'id="item-{review_queue.new_entity.pk}"' in colleague
+    asked = theirs.get(QUEUE, {"claims": "all"}).content.decode()
+    assert f'id="item-{review_queue.evidence.pk}"' in asked and "claimed by rita" in asked
+    released = mine.post(reverse("reviews:claim"), {"release": "1", "next": QUEUE})
+    assert messages_of(released) == ["Released 2 claimed items."]
+
+
+def test_a_decision_offers_undo_and_undo_restores_the_item(review_queue, reviewer):
+    client = signed_in(reviewer)
+    item = review_queue.evidence
+    html = client.post(reverse("reviews:candidate-approve", args=[item.pk]), {"version": 1},
+                       HTTP_HX_REQUEST="true").content.decode()
+    assert 'id="toast"' in html and 'data-expires="30"' in html and undo_url(item) in html
+    html = client.post(undo_url(item), HTTP_HX_REQUEST="true").content.decode()
+    assert "Undone: location = “Berlin” is back to pending review." in html
+    assert Candidate.objects.get(pk=item.pk).status == "pending_review"
+
+
+def test_too_late_to_undo_is_explained(review_queue, reviewer):
+    client = signed_in(reviewer)
+    item = review_queue.evidence
+    client.post(reverse("reviews:candidate-approve", args=[item.pk]), {"version": 1})
+    with time_machine.travel(timezone.now() + timedelta(seconds=31)):
+        response = client.post(undo_url(item), {"next": QUEUE})
+    assert messages_of(response)[-1].startswith("Too late to undo: a decision can be undone for 30 seconds.")
+    assert Candidate.objects.get(pk=item.pk).status == "approved"
+
+
+def test_an_auditor_may_neither_claim_nor_undo(review_queue, auditor, reviewer):
+    client = signed_in(auditor)
+    assert client.post(reverse("reviews:claim"), {"count": "5"}).status_code == 403
+    assert client.post(undo_url(review_queue.evidence)).status_code == 403
+    assert not Candidate.objects.exclude(claimed_by="").exists()
+
+
+def test_another_tenants_item_cannot_be_undone(review_queue, reviewer, outsider):
+    client = signed_in(reviewer)
+    client.post(reverse("reviews:candidate-approve", args=[review_queue.evidence.pk]), {"version": 1})
+    assert signed_in(outsider).post(undo_url(review_queue.evidence)).status_code == 404
+    assert Candidate.objects.get(pk=review_queue.evidence.pk).status == "approved"
+
+
+def test_keep_current_names_the_value_that_stays_published(review_queue, reviewer):
+    conflict = review_queue.conflict
+    response = signed_in(reviewer).post(
+        reverse("reviews:candidate-settle", args=[conflict.pk]), {"version": 1, "resolution": "keep_old", "next": QUEUE}
+    )
+    assert messages_of(response) == [
+        "Kept the current value: database = “MySQL” stays published; “PostgreSQL” was rejected."
+    ]
+
+
+def test_after_asking_the_user_the_card_says_it_waits_for_them(review_queue, reviewer):
+    client = signed_in(reviewer)
+    item = review_queue.evidence
+    html = client.post(reverse("reviews:candidate-defer", args=[item.pk]), {"version": 1},
+                       HTTP_HX_REQUEST="true").content.decode()
+    card = html.split('id="toast"')[0]
+    assert "waiting for alice" in card and "data-waiting" in card
+    assert 'data-resolution="take_new"' not in card and 'data-action="approve"' not in card

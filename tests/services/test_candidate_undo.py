@@ -1,0 +1,186 @@
+"""Undo (SPEC §4): the decider takes a decision back within 30 seconds, as an audited
+compensating transition that restores the candidate, the fact, the projection, the
+candidates it superseded and the suppression it added; later, or once something else
+moved the item, it is refused with the reason."""
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.utils import timezone
+
+from reviews.actors import Actor
+from reviews.errors import InvalidTransition
+from django.db import connection
+
+from reviews.models import AuditEvent, AuditPayload, Candidate, Fact, FactStatus, SuppressedValue
+from reviews.services.candidates import (
+    UNDO_SECONDS,
+    UndoRefused,
+    candidate_approve,
+    candidate_defer,
+    candidate_reject,
+    candidate_settle_conflict,
+    candidate_undo,
+    candidates_bulk_decide,
+)
+from tests.conftest import candidate
+from tests.publication.conftest import store, user_item  # noqa: F401 (fixture)
+from tests.review.conftest import approve_as, propose
+
+
+def pending(tenant, user_id="alice", **item):
+    [row] = propose(tenant, user_id, candidate(**{"confidence": 0.9, "field": "location", "value": "Berlin", **item}))
+    assert row.status == "pending_review"
+    return row
+
+
+def undo(reviewer, item):
+    return candidate_undo(tenant=item.tenant, candidate_id=item.pk, actor=Actor.reviewer(reviewer))
+
+
+def refusal(reviewer, item) -> str:
+    with pytest.raises(InvalidTransition) as error:
+        undo(reviewer, item)
+    return error.value.details["undo"]
+
+
+def audit_of(tenant, action):
+    return list(AuditEvent.objects.filter(tenant_id=tenant.pk, action=action).order_by("seq"))
+
+
+def payload(event):
+    return AuditPayload.objects.get(event=event)
+
+
+def committed():
+    """The test's transaction never commits, so a callback run by the capture stays queued,
+    and the projection's once-per-transaction check would hide the next one: each capture
+    below stands for a transaction of its own."""
+    connection.run_on_commit.clear()
+
+
+class TestUndoApprove:
+    def test_a_new_fact_leaves_publication_and_the_projection(
+        self, tenant, reviewer, store, django_capture_on_commit_callbacks  # noqa: F811
+    ):
+        item = pending(tenant)
+        with django_capture_on_commit_callbacks(execute=True):
+            approved = approve_as(reviewer, item)
+        committed()
+        fact = Fact.objects.get(pk=approved.fact_id)
+        assert user_item(store, "alice")["facts"]["location"]["value"] == "Berlin"
+        with django_capture_on_commit_callbacks(execute=True):
+            restored = undo(reviewer, item)
+        assert (restored.status, restored.reason, restored.decided_by, restored.fact_id) == (
+            "pending_review", "needs_review", "", None
+        )
+        assert restored.version == approved.version + 1
+        fact.refresh_from_db()
+        assert fact.status == FactStatus.DELETED  # the row stays: a fact row is never removed
+        assert "location" not in (user_item(store, "alice") or {"facts": {}})["facts"]
+        [event] = audit_of(tenant, "candidate.decision_undone")
+        assert event.actor == f"reviewer:{reviewer.pk}"
+        assert payload(event).before["status"] == "approved" and payload(event).after["status"] == "pending_review"
+        [fact_event] = audit_of(tenant, "fact.decision_undone")
+        assert fact_event.object_id == str(fact.pk) and payload(fact_event).after["status"] == "deleted"
+
+    def test_a_changed_fact_gets_its_former_value_back_as_its_next_version(
+        self, tenant, reviewer, store, django_capture_on_commit_callbacks  # noqa: F811
+    ):
+        with django_capture_on_commit_callbacks(execute=True):
+            approve_as(reviewer, pending(tenant, value="Montreal"))
+        committed()
+        conflict = pending(tenant, value="Vancouver")
+        assert conflict.has_conflict
+        before = Fact.objects.get(pk=conflict.conflict_fact_id)
+        with django_capture_on_commit_callbacks(execute=True):
+            candidate_settle_conflict(
+                tenant=tenant, candidate_id=conflict.pk, version=conflict.version, resolution="take_new",
+                actor=Actor.reviewer(reviewer),
+            )
+        committed()
+        assert user_item(store, "alice")["facts"]["location"]["value"] == "Vancouver"
+        with django_capture_on_commit_callbacks(execute=True):
+            restored = undo(reviewer, conflict)
+        fact = Fact.objects.get(pk=before.pk)
+        assert (fact.value, fact.source, fact.status, fact.approved_by, fact.provenance) == (
+            before.value, before.source, before.status, before.approved_by, before.provenance
+        )
+        assert fact.version == before.version + 2  # Vancouver, then Montreal again
+        assert fact.versions.get(version=fact.version).reason == "undo"
+        assert user_item(store, "alice")["facts"]["location"]["value"] == "Montreal"
+        assert restored.status == "pending_review" and restored.has_conflict
+
+    def test_the_candidates_it_superseded_are_reopened(self, tenant, reviewer):
+        older = pending(tenant, value="Paris")
+        newer = pending(tenant, value="Lyon")
+        approve_as(reviewer, newer)
+        older.refresh_from_db()
+        assert older.status == "superseded"
+        undo(reviewer, newer)
+        older.refresh_from_db()
+        assert (older.status, older.reason) == ("pending_review", "needs_review")
+
+
+class TestUndoRejectAndDefer:
+    def test_a_rejection_lifts_the_suppression_it_added(self, tenant, reviewer):
+        item = pending(tenant)
+        candidate_reject(tenant=tenant, candidate_id=item.pk, version=1, actor=Actor.reviewer(reviewer), note="wrong")
+        assert SuppressedValue.objects.filter(subject=item.subject).count() == 1
+        restored = undo(reviewer, item)
+        assert (restored.status, restored.note) == ("pending_review", "")
+        assert not SuppressedValue.objects.filter(subject=item.subject).exists()
+
+    def test_asking_the_user_is_taken_back(self, tenant, reviewer):
+        item = pending(tenant)
+        candidate_defer(tenant=tenant, candidate_id=item.pk, version=1, actor=Actor.reviewer(reviewer))
+        assert undo(reviewer, item).status == "pending_review"
+
+    def test_a_bulk_decision_is_undone_item_by_item(self, tenant, reviewer):
+        items = [pending(tenant, user_id=f"u{index}") for index in range(3)]
+        candidates_bulk_decide(
+            tenant=tenant, items=[(c.pk, c.version) for c in items], decision="approve", actor=Actor.reviewer(reviewer)
+        )
+        for item in items:
+            assert undo(reviewer, item).status == "pending_review"
+        assert Fact.objects.filter(tenant=tenant, status=FactStatus.ACTIVE).count() == 0
+
+
+class TestUndoRefused:
+    def test_after_thirty_seconds(self, tenant, reviewer):
+        item = pending(tenant)
+        approve_as(reviewer, item)
+        with time_machine.travel(timezone.now() + timedelta(seconds=UNDO_SECONDS + 1)):
+            assert refusal(reviewer, item) == UndoRefused.EXPIRED
+        assert Candidate.objects.get(pk=item.pk).status == "approved"
+
+    def test_once_something_else_moved_the_fact(self, tenant, reviewer, second_reviewer):
+        item = pending(tenant)
+        approve_as(reviewer, item)
+        later = pending(tenant, value="Hamburg")
+        candidate_settle_conflict(
+            tenant=tenant, candidate_id=later.pk, version=later.version, resolution="take_new",
+            actor=Actor.reviewer(second_reviewer),
+        )
+        assert refusal(reviewer, item) == UndoRefused.MOVED
+        assert Fact.objects.get(pk=Candidate.objects.get(pk=item.pk).fact_id).value == "Hamburg"
+
+    def test_only_by_who_decided(self, tenant, reviewer, second_reviewer):
+        item = pending(tenant)
+        approve_as(reviewer, item)
+        assert refusal(second_reviewer, item) == UndoRefused.NOTHING
+
+    def test_only_once(self, tenant, reviewer):
+        item = pending(tenant)
+        approve_as(reviewer, item)
+        undo(reviewer, item)
+        assert refusal(reviewer, item) == UndoRefused.NOTHING
+        assert len(audit_of(tenant, "candidate.decision_undone")) == 1
+
+    def test_another_tenant_finds_nothing(self, tenant, other_tenant, reviewer, outsider):
+        item = pending(tenant)
+        approve_as(reviewer, item)
+        from reviews.errors import NotFound
+
+        with pytest.raises(NotFound):
+            candidate_undo(tenant=other_tenant, candidate_id=item.pk, actor=Actor.reviewer(outsider))
