@@ -20,5 +20,6 @@ urlpatterns = [
     path("", include("reviews.urls")),
 ]
 
+handler403 = "reviews.views.errors.permission_denied"
 handler404 = "reviews.views.errors.not_found"
 handler500 = "reviews.views.errors.server_error"

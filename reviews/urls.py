@@ -28,6 +28,7 @@ urlpatterns = [
     path("review/entities/<int:pk>/", reviewer.entity_detail, name="entity"),
     path("review/entities/<int:pk>/merge", reviewer.entity_merge_view, name="entity-merge"),
     path("audit/", auditor.audit_home, name="audit"),
+    path("audit/log/", auditor.audit_log, name="audit-log"),
     path("audit/export", auditor.export_download_now, name="audit-download"),
     path("audit/exports/", auditor.export_start, name="audit-export-start"),
     path("audit/exports/<int:pk>/", auditor.export_detail, name="audit-export"),

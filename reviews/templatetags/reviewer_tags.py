@@ -1,4 +1,6 @@
 """Labels the reviewer pages show for stored codes, in the reviewer's language."""
+import json
+
 from django import template
 from django.utils.translation import gettext_lazy as _
 
@@ -92,3 +94,9 @@ def short_age(timesince_text: str) -> str:
 def count_cap(count: int, cap: int) -> str:
     """A count that stopped counting at ``cap`` says so: "10,000+"."""
     return f"{cap:,}+" if count > cap else f"{count:,}"
+
+
+@register.filter
+def pretty_json(value) -> str:
+    """A before/after payload as compact JSON text (the template escapes it)."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)

@@ -13,18 +13,23 @@ from functools import wraps
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.core.cache import cache
 from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from ..actors import Actor
 from ..audit import verify_tenant
-from ..errors import NotFound
+from ..audit_selectors import AuditCursor, audit_events_page
+from ..errors import InvalidInput, NotFound
 from ..exports import ExportFilters
-from ..models import AuditExport, ExportFormat, ExportStatus
+from ..models import AuditChainHead, AuditExport, ExportFormat, ExportStatus
 from ..permissions import can_audit, staff_tenant
+from ..selectors import actor_names
 from ..services.audit_export import (
     audit_export_get,
     audit_export_start,
@@ -182,3 +187,99 @@ def verify(request):
             context["file_result"] = audit_file_verify(upload.file, tenant=request.tenant)
     template = "auditor/verify.html#result" if request.htmx else "auditor/verify.html"
     return render(request, template, context)
+
+
+# --- The log browser ------------------------------------------------------------------------
+
+CHAIN_STATUS_CACHE_SECONDS = 300
+# Past this many events a page load does not verify the whole chain itself: the status
+# shown is the last one computed, and "Verify now" runs a full check.
+CHAIN_VERIFY_ON_PAGE_MAX_EVENTS = 100_000
+# Where an event's object can be opened, by object type.
+OBJECT_PAGES = {"candidate": "reviews:candidate", "fact": "reviews:fact-recalls", "entity": "reviews:entity"}
+
+
+class LogForm(ExportForm):
+    """The export's filters without its format: the same rows, read a page at a time."""
+
+    format = None
+
+
+def chain_status(tenant) -> dict:
+    """The tenant's chain as last verified: cached per chain head, so a page load verifies
+    again only after new events, and never a very long chain on its own."""
+    head = AuditChainHead.objects.filter(tenant_id=tenant.pk).first()
+    head_seq = head.seq if head else 0
+    key = f"audit-chain-status:{tenant.pk}"
+    status = cache.get(key)
+    if status and status["head_seq"] == head_seq:
+        return status
+    if head_seq > CHAIN_VERIFY_ON_PAGE_MAX_EVENTS:
+        return {**(status or {}), "stale": True, "head_seq": head_seq}
+    result = verify_tenant(tenant.pk)
+    status = {
+        "head_seq": head_seq,
+        "ok": result.ok,
+        "events": result.events,
+        "head_hash": result.head_hash,
+        "broken_seq": result.broken.seq if result.broken else None,
+        "checked_at": timezone.now(),
+        "stale": False,
+    }
+    cache.set(key, status, CHAIN_STATUS_CACHE_SECONDS)
+    return status
+
+
+def _object_url(row: dict) -> str:
+    name = OBJECT_PAGES.get(row["object_type"])
+    if name and str(row["object_id"]).isdigit():
+        return reverse(name, args=[int(row["object_id"])])
+    return ""
+
+
+@require_GET
+@auditor_page
+def audit_log(request):
+    """Browse the audit trail newest first: filter by actor, action, subject, object and
+    time; each event with its before and after (or "erased"), linked to its object."""
+    form = LogForm(request.GET or None)
+    filters = form.filters() if form.is_bound and form.is_valid() else ExportFilters()
+    cursor = None
+    if request.GET.get("cursor"):
+        try:
+            cursor = AuditCursor.decode(request.GET["cursor"])
+        except InvalidInput:
+            cursor = None
+    page = audit_events_page(tenant=request.tenant, filters=filters, cursor=cursor, limit=LOG_PAGE_SIZE)
+    names = actor_names({row["actor"] for row in page.rows})
+    for row in page.rows:
+        row["actor_name"] = names.get(row["actor"], row["actor"])
+        row["object_url"] = _object_url(row)
+    next_url = ""
+    if page.next_cursor is not None:
+        query = request.GET.copy()
+        query["cursor"] = page.next_cursor.encode()
+        next_url = f"{reverse('reviews:audit-log')}?{query.urlencode()}"
+    return render(
+        request,
+        "auditor/log.html",
+        {
+            "nav": "log",
+            "form": form,
+            "rows": page.rows,
+            "next_url": next_url,
+            "first_url": reverse("reviews:audit-log") + ("?" + _without_cursor(request) if _without_cursor(request) else ""),
+            "paged": cursor is not None,
+            "chain": chain_status(request.tenant),
+        },
+        status=200 if not form.is_bound or form.is_valid() else 400,
+    )
+
+
+LOG_PAGE_SIZE = 50
+
+
+def _without_cursor(request) -> str:
+    query = request.GET.copy()
+    query.pop("cursor", None)
+    return query.urlencode()

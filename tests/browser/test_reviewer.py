@@ -57,8 +57,8 @@ def test_sign_in_filter_and_approve_with_the_keyboard(page, login, screenshot, r
     page.keyboard.press("k")
     expect(article(page, review_queue.evidence)).to_have_attribute("aria-current", "true")
     page.keyboard.press("a")
-    expect(article(page, review_queue.evidence).locator("[data-notice=success]")).to_contain_text(
-        "Approved: location = “Berlin”."
+    expect(page.locator("#toast")).to_contain_text(
+        "Approved: location = “Berlin” is published."
     )
     assert status_of(review_queue.evidence) == "approved"
     assert AuditEvent.objects.get(action="candidate.approved").actor == f"reviewer:{reviewer.pk}"
@@ -75,8 +75,8 @@ def test_a_key_pressed_before_htmx_settles_still_decides_in_place(page, login, r
     expect(page.locator(".htmx-settling")).not_to_have_count(0)  # still inside the window
 
     page.keyboard.press("a")
-    expect(article(page, review_queue.evidence).locator("[data-notice=success]")).to_contain_text(
-        "Approved: location = “Berlin”."
+    expect(page.locator("#toast")).to_contain_text(
+        "Approved: location = “Berlin” is published."
     )
     assert page.evaluate("window.samePage") is True  # decided by htmx, not by a page load
     assert status_of(review_queue.evidence) == "approved"
@@ -90,13 +90,13 @@ def test_edit_then_approve_and_reject_with_a_reason(page, login, review_queue, r
     expect(edit).to_be_focused()
     edit.fill("Berlin, Germany")
     article(page, review_queue.evidence).locator("details[data-action=edit] button[type=submit]").click()
-    expect(article(page, review_queue.evidence).locator("[data-notice=success]")).to_contain_text("Edited and approved")
+    expect(page.locator("#toast")).to_contain_text("Edited and approved")
     assert Fact.objects.get(pk=Candidate.objects.get(pk=review_queue.evidence.pk).fact_id).value == "Berlin, Germany"
 
     # On a conflict, "a" takes the new value; the focus then moves on to the next open item.
     expect(article(page, review_queue.conflict)).to_have_attribute("aria-current", "true")
     page.keyboard.press("a")
-    expect(article(page, review_queue.conflict).locator("[data-notice=success]")).to_contain_text("Conflict settled")
+    expect(page.locator("#toast")).to_contain_text("Took the proposed value: database = “PostgreSQL” is published.")
     assert Fact.objects.get(pk=review_queue.database_fact.pk).value == "PostgreSQL"
     expect(article(page, review_queue.new_entity)).to_have_attribute("aria-current", "true")
     page.keyboard.press("r")
@@ -106,7 +106,7 @@ def test_edit_then_approve_and_reject_with_a_reason(page, login, review_queue, r
     assert status_of(review_queue.new_entity) == "pending_review"
     reason.fill("not their employer")
     reason.press("Enter")
-    expect(article(page, review_queue.new_entity).locator("[data-notice=success]")).to_contain_text("Rejected")
+    expect(page.locator("#toast")).to_contain_text("Rejected")
     item = Candidate.objects.get(pk=review_queue.new_entity.pk)
     assert (item.status, item.note) == ("rejected", "not their employer")
 
@@ -115,7 +115,7 @@ def test_defer_and_bulk_approve_a_selection(page, login, tenant, review_queue, r
     extra = propose(tenant, "bob", candidate(field="preference", value="tea"), candidate(field="preference", value="jazz"))
     login("rita")
     page.keyboard.press("d")
-    expect(article(page, review_queue.evidence).locator("[data-notice=success]")).to_contain_text("Sent to the user")
+    expect(page.locator("#toast")).to_contain_text("Sent to alice to confirm")
     assert status_of(review_queue.evidence) == "pending_user"
 
     page.keyboard.press("j")  # conflict -> new entity
@@ -143,7 +143,7 @@ def test_settle_a_conflict_side_by_side(page, login, screenshot, review_queue, r
     expect(merged).to_be_focused()
     merged.fill("PostgreSQL 16 (migrated from MySQL)")
     merged.press("Enter")  # submits "edit to merged value", not the first button of the row
-    expect(page.locator("[data-notice=success]")).to_contain_text("Conflict settled")
+    expect(page.locator("#toast")).to_contain_text("Published the merged value: database = “PostgreSQL 16 (migrated from MySQL)”.")
     fact = Fact.objects.get(pk=review_queue.database_fact.pk)
     assert (fact.value, fact.version) == ("PostgreSQL 16 (migrated from MySQL)", 2)
 
@@ -154,7 +154,7 @@ def test_the_second_reviewer_meets_the_stale_path(browser, live_server, review_q
     try:
         expect(rob.locator("[data-item]")).to_have_count(3)  # rob loaded the page before rita decided
         rita.keyboard.press("a")
-        expect(article(rita, review_queue.evidence).locator("[data-notice=success]")).to_be_visible()
+        expect(rita.locator("#toast")).to_contain_text("Approved")
 
         rob.keyboard.press("r")
         rob.keyboard.type("I think this is wrong")
@@ -192,9 +192,10 @@ def test_every_action_works_without_javascript(browser, live_server, review_queu
     context, page = signed_in_context(browser, live_server, "rita", java_script_enabled=False)
     try:
         article(page, review_queue.evidence).locator("[data-action=approve] button").click()
-        expect(page.locator(".messages li.success")).to_have_text("Approved: location = “Berlin”.")
+        expect(page.locator(".messages li.success")).to_have_text("Approved: location = “Berlin” is published.")
         assert status_of(review_queue.evidence) == "approved"
         item = article(page, review_queue.new_entity)
+        item.locator("summary.line").click()  # expands in place: <details>, no script needed
         item.locator("details[data-action=reject] summary").click()
         item.locator("input[name=note]").fill("wrong company")
         item.locator("details[data-action=reject] button[type=submit]").click()

@@ -1,0 +1,149 @@
+"""Issue 13 in a real browser: claims by two reviewers at once, undo restoring publication
+and the LangGraph Store, search, the help overlay, layouts at four widths and axe-core on
+every staff page."""
+import time
+
+import pytest
+from playwright.sync_api import expect
+
+from reviews import publication
+from reviews.models import Candidate, Fact, FactStatus
+from tests.browser.axe import assert_no_axe_violations
+from tests.browser.test_reviewer import article, signed_in_context, status_of
+from tests.conftest import candidate
+from tests.review.conftest import _fresh_stats_cache, approve_as, propose, review_queue  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+WIDTHS = (1366, 1024, 768, 390)
+
+
+def projected_location(user_id="alice", tenant="tenant-1"):
+    item = publication.get_store().get(("tenants", tenant, "users"), user_id)
+    return ((item.value if item else {}).get("facts") or {}).get("location", {}).get("value")
+
+
+def eventually(check, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.1)
+    return check()
+
+
+def test_two_reviewers_claim_in_two_browsers_and_never_share(browser, live_server, tenant, reviewer, second_reviewer):
+    items = propose(tenant, "bob", *[candidate(field="preference", value=f"topic {i}") for i in range(8)])
+    rita_context, rita = signed_in_context(browser, live_server, "rita")
+    rob_context, rob = signed_in_context(browser, live_server, "rob")
+    try:
+        rita.select_option("#claim-count", "5")
+        rita.keyboard.press("c")  # claim the next 5
+        expect(rita.locator(".messages li.success")).to_contain_text("Claimed 5 items")
+        rob.reload()
+        rob.select_option("#claim-count", "5")
+        rob.click("[data-claim-form] [data-claim]")
+        expect(rob.locator(".messages li.success")).to_contain_text("Claimed 3 items")
+        mine = set(Candidate.objects.filter(claimed_by=f"reviewer:{reviewer.pk}").values_list("pk", flat=True))
+        theirs = set(Candidate.objects.filter(claimed_by=f"reviewer:{second_reviewer.pk}").values_list("pk", flat=True))
+        assert len(mine) == 5 and len(theirs) == 3 and not mine & theirs
+        rob.goto("/review/")
+        shown = {int(i.split("-")[1]) for i in rob.locator("[data-item]").evaluate_all("els => els.map(e => e.id)")}
+        assert shown == theirs  # rita's claims are not shown to rob
+        expect(rob.locator("[data-claim]").first).to_be_visible()
+        rob.select_option("#id_claims", "all")
+        rob.click("[data-filters] button[type=submit]")
+        expect(rob.locator("[data-item]")).to_have_count(len(items))
+        expect(rob.get_by_text("claimed by rita").first).to_be_visible()
+    finally:
+        rita_context.close()
+        rob_context.close()
+
+
+def test_undo_restores_publication_and_the_store(page, login, review_queue, reviewer):
+    login("rita")
+    item = review_queue.evidence
+    page.keyboard.press("a")
+    expect(page.locator("#toast")).to_contain_text("Approved: location = “Berlin” is published.")
+    fact_id = Candidate.objects.get(pk=item.pk).fact_id
+    assert eventually(lambda: projected_location() == "Berlin")
+    page.keyboard.press("u")
+    expect(page.locator("#toast")).to_contain_text("Undone: location = “Berlin” is back to pending review.")
+    assert status_of(item) == "pending_review"
+    assert Fact.objects.get(pk=fact_id).status == FactStatus.DELETED
+    assert eventually(lambda: projected_location() is None)
+    expect(article(page, item).locator("[data-action=approve]")).to_have_count(1)  # open again, in place
+
+
+def test_undo_is_refused_once_a_colleague_moved_the_fact(page, login, tenant, review_queue, reviewer, second_reviewer):
+    login("rita")
+    page.keyboard.press("a")
+    expect(page.locator("#toast")).to_contain_text("is published")
+    [later] = propose(tenant, "alice", candidate(field="location", value="Hamburg"))
+    from reviews.actors import Actor
+    from reviews.services.candidates import candidate_settle_conflict
+
+    candidate_settle_conflict(tenant=tenant, candidate_id=later.pk, version=later.version, resolution="take_new",
+                              actor=Actor.reviewer(second_reviewer))
+    page.keyboard.press("u")
+    expect(page.locator("#toast")).to_contain_text("Not undone: the item or its fact changed after your decision")
+    assert status_of(review_queue.evidence) == "approved"
+
+
+def test_search_and_the_help_overlay(page, login, tenant, review_queue, reviewer):
+    propose(tenant, "bob", candidate(field="preference", value="green tea"), candidate(field="preference", value="jazz"))
+    login("rita")
+    page.keyboard.press("/")
+    expect(page.locator("[data-search]")).to_be_focused()
+    page.keyboard.type("green")
+    page.keyboard.press("Enter")
+    page.wait_for_function("location.search.includes('q=green')")
+    expect(page.locator("[data-item]")).to_have_count(1)
+    expect(page.locator("[data-count=in_filter]")).to_have_text("1")
+    page.locator("[data-item]").first.click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("?")
+    dialog = page.locator("[data-keys]")
+    expect(dialog).to_be_visible()
+    for key in ("Ctrl", "u", "c", "/", "?"):
+        expect(dialog.locator("kbd", has_text=key).first).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+
+
+def test_ctrl_enter_saves_an_edit_and_enter_sends_a_reason(page, login, review_queue, reviewer):
+    login("rita")
+    page.keyboard.press("e")
+    edit = article(page, review_queue.evidence).locator("textarea[name=value]")
+    expect(edit).to_be_focused()
+    edit.fill("Berlin, DE")
+    page.keyboard.press("Enter")  # a new line, not a submission
+    assert status_of(review_queue.evidence) == "pending_review"
+    page.keyboard.press("Control+Enter")
+    expect(page.locator("#toast")).to_contain_text("Edited and approved")
+    assert Fact.objects.get(pk=Candidate.objects.get(pk=review_queue.evidence.pk).fact_id).value == "Berlin, DE"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_staff_pages_fit_and_pass_axe_at_each_width(browser, live_server, screenshot, tenant, review_queue, reviewer,
+                                                    auditor, width):
+    approve_as(reviewer, review_queue.new_entity)
+    pages = {
+        "rita": ["/review/", f"/review/candidates/{review_queue.conflict.pk}/", "/review/stats/",
+                 f"/review/entities/{review_queue.new_entity.entity_id}/", "/audit/log/"],
+        "audrey": ["/audit/log/", "/audit/", "/audit/verify/", "/audit/recalls/"],
+    }
+    for username, paths in pages.items():
+        context, page = signed_in_context(browser, live_server, username, viewport={"width": width, "height": 900})
+        try:
+            for path in paths:
+                response = page.goto(path)
+                page.wait_for_load_state("networkidle")
+                name = path.strip("/").replace("/", "-") or "home"
+                screenshot(page, f"w{width}-{username}-{name}")
+                overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+                assert overflow <= 1, f"{path} at {width}px scrolls sideways by {overflow}px"
+                assert_no_axe_violations(page)
+                if path == "/audit/log/" and username == "rita":
+                    assert response.status == 403
+        finally:
+            context.close()
