@@ -441,6 +441,11 @@ class QueueGroup:
     conversation: list[ConversationLine] = field(default_factory=list)
 
 
+def _line_weight(line: ConversationLine) -> tuple[bool, bool]:
+    """A source line with its evidence highlighted beats one without, which beats context."""
+    return line.is_source, any(hit for _, hit in line.segments)
+
+
 def queue_groups(items: list[QueueItem]) -> list[QueueGroup]:
     """Group a page's items by subject and thread, keeping the page's order.
 
@@ -460,7 +465,7 @@ def queue_groups(items: list[QueueItem]) -> list[QueueGroup]:
         for item in group.items:
             for line in item.conversation:
                 known = lines.get(line.message.pk)
-                if known is None or (line.is_source and not known.is_source):
+                if known is None or _line_weight(line) > _line_weight(known):
                     lines[line.message.pk] = line
         group.conversation = sorted(lines.values(), key=lambda line: (line.message.created_at, line.message.pk))
     return groups

@@ -241,6 +241,7 @@ def candidate_detail(request, pk: int):
             here=request.get_full_path(),
             item=review_queue_items(tenant=request.tenant, candidates=[candidate], viewer=str(Actor.reviewer(request.user)))[0],
             expanded=True,
+            show_conversation=True,
         ),
     )
 
