@@ -25,6 +25,7 @@ from reviews.models import AuditAction, AuditEvent, Candidate, Entity, Fact, Mes
 from reviews.services import (
     audit_export,
     candidates,
+    claims,
     deletions,
     dry_run,
     entities,
@@ -52,6 +53,7 @@ BUILDING_BLOCKS = {
     "recall.recall_perform": "a read: its trace is the recall record (SPEC §5), not an audit event",
     "ingest.message_extract_until_settled": "loops message_extract, walked below",
     "deletions.fact_erase_preview": "a dry run: the erasure it runs is rolled back, nothing stays",
+    "claims.candidates_claims_renew": "extends the actor's own live claims: activity, not a change of who holds what",
 }
 
 
@@ -211,6 +213,18 @@ SCENARIOS = {
     ),
     "candidates.candidates_bulk_decide": lambda w: candidates.candidates_bulk_decide(
         tenant=w.tenant, items=[(w.review.pk, w.review.version)], decision="approve", actor=ADMIN
+    ),
+    "candidates.candidate_undo": lambda w: candidates.candidate_undo(
+        tenant=w.tenant,
+        candidate_id=candidates.candidate_approve(
+            tenant=w.tenant, candidate_id=w.review.pk, version=w.review.version, actor=ADMIN
+        ).pk,
+        actor=ADMIN,
+    ),
+    "claims.candidates_claim": lambda w: claims.candidates_claim(tenant=w.tenant, actor=ADMIN, count=2),
+    "claims.candidates_release": lambda w: (
+        claims.candidates_claim(tenant=w.tenant, actor=ADMIN, count=2),
+        claims.candidates_release(tenant=w.tenant, actor=ADMIN),
     ),
     "entities.entity_merge": lambda w: entities.entity_merge(
         tenant=w.tenant, source_id=w.other_project.pk, target_id=w.database.entity_id, actor=ADMIN
