@@ -1,11 +1,11 @@
 """Shared by the compatibility surfaces' tests: keys of any scopes, a subject's memory, and
 a way to run the async clients."""
 import asyncio
-import threading
 
 import pytest
 
 from reviews.services.tenants import api_key_create
+from tests.threads import call_in_thread
 
 USER = "alice"
 
@@ -32,24 +32,7 @@ def memory(tenant, publish):
     }
 
 
+
 def run_async(coroutine):
-    """Run an async client's scenario to its end and return its result.
-
-    Not plain ``asyncio.run``: in the whole suite the browser tests' Playwright (sync API)
-    keeps an event loop running in the main thread, and ``asyncio.run`` refuses to start a
-    second one there. A thread of its own has no loop, whichever tests ran before.
-    """
-    outcome = {}
-
-    def target():
-        try:
-            outcome["value"] = asyncio.run(coroutine)
-        except BaseException as error:  # handed back to the test's thread below
-            outcome["error"] = error
-
-    thread = threading.Thread(target=target, name="async-client")
-    thread.start()
-    thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
+    """Run an async client's scenario to its end in a thread of its own (see tests.threads)."""
+    return call_in_thread(lambda: asyncio.run(coroutine))

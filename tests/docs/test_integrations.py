@@ -13,6 +13,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from reviews.models import Candidate, Fact, FactStatus, Message, Scope
 from reviews.services.tenants import api_key_create, tenant_create
 from tests.compat.test_mcp_server import mcp_url  # noqa: F401 - the server fixture
+from tests.threads import call_in_thread
 
 os.environ["MEM0_TELEMETRY"] = "False"
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -68,7 +69,7 @@ def test_mcp_host_config_and_client(demo, mcp_url, monkeypatch, capsys):  # noqa
     assert config["type"] == "http" and config["url"].endswith(":8765/mcp")
     assert config["headers"]["Authorization"].startswith("Bearer ")
     monkeypatch.setenv("MEMORY_PORTAL_MCP_URL", mcp_url)
-    run("mcp_client")
+    call_in_thread(lambda: run("mcp_client"))  # the recipe calls asyncio.run
     assert "database = PostgreSQL" in capsys.readouterr().out
 
 
