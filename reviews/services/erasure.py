@@ -118,6 +118,15 @@ def value_pattern(values) -> re.Pattern | None:
     return re.compile("|".join(parts), re.IGNORECASE) if parts else None
 
 
+def rows_deleted(queryset: QuerySet) -> int:
+    """How many rows of the queryset's own model a delete removed.
+
+    Not ``delete()[0]``: that total includes rows deleted by cascade (a candidate's undo
+    records, say), which a receipt must not count as candidates.
+    """
+    return queryset.delete()[1].get(queryset.model._meta.label, 0)
+
+
 def _cut(pattern: re.Pattern, text: str) -> str:
     return pattern.sub(REDACTED, text) if text else text
 
@@ -258,7 +267,7 @@ def forget_facts(
     fact_ids = [fact.pk for fact in facts]
     versions = FactVersion.objects.filter(fact_id__in=fact_ids)
     values = {fact.value for fact in facts} | set(versions.values_list("value", flat=True)) | set(extra_values)
-    receipt.count("fact_versions", versions.delete()[0])
+    receipt.count("fact_versions", rows_deleted(versions))
     receipt.count("store_items", _projection_keys(facts))
     receipt.count("facts", len(facts))
     events = transitions.facts_end(
@@ -287,7 +296,7 @@ def forget_facts(
     values.discard("")
     if delete_candidates:
         FactVersion.objects.filter(candidate_id__in=candidate_ids).update(candidate=None)
-        receipt.count("candidates", Candidate.objects.filter(pk__in=candidate_ids).delete()[0])
+        receipt.count("candidates", rows_deleted(Candidate.objects.filter(pk__in=candidate_ids)))
     else:
         receipt.redacted["candidates"] += Candidate.objects.filter(pk__in=candidate_ids).update(
             value="", evidence="", note=""
@@ -485,11 +494,11 @@ def facts_delete(
             fact__subject=subject, source_message_id__in=scope.message_ids
         ).exclude(fact__in=facts)
         extra_values = list(from_thread.values_list("value", flat=True))
-        receipt.count("fact_versions", from_thread.delete()[0])
+        receipt.count("fact_versions", rows_deleted(from_thread))
     message_events = None
     if scope.messages is not None:
         message_events = _objects("message", [*scope.messages.values_list("pk", flat=True), *scope.message_ids])
-        receipt.count("messages", scope.messages.delete()[0])
+        receipt.count("messages", rows_deleted(scope.messages))
     whole_entity = scope.entity is not None and not (thread_id or field)
     if whole_entity:
         extra_values += _entity_names(scope.entity)
@@ -552,10 +561,10 @@ def subject_erase(*, tenant: Tenant, user_id: str, actor: Actor) -> ErasureRecei
     receipt = ErasureReceipt(scope={"user_id": user_id, "all": True})
     facts = list(Fact.objects.filter(subject=subject).only("pk", "entity_id", "status", "scope", "sensitivity"))
     receipt.count("store_items", _projection_keys(facts))
-    receipt.count("fact_versions", FactVersion.objects.filter(fact__subject=subject).delete()[0])
-    receipt.count("candidates", Candidate.objects.filter(subject=subject).delete()[0])
-    receipt.count("facts", Fact.objects.filter(subject=subject).delete()[0])
-    receipt.count("messages", Message.objects.filter(subject=subject).delete()[0])
+    receipt.count("fact_versions", rows_deleted(FactVersion.objects.filter(fact__subject=subject)))
+    receipt.count("candidates", rows_deleted(Candidate.objects.filter(subject=subject)))
+    receipt.count("facts", rows_deleted(Fact.objects.filter(subject=subject)))
+    receipt.count("messages", rows_deleted(Message.objects.filter(subject=subject)))
 
     refused = set(SuppressedValue.objects.filter(subject=subject).values_list("entity_id", flat=True))
     Entity.objects.filter(subject=subject).exclude(pk__in=refused).delete()
@@ -572,7 +581,7 @@ def subject_erase(*, tenant: Tenant, user_id: str, actor: Actor) -> ErasureRecei
     payloads = AuditPayload.objects.filter(tenant_id=tenant.pk, subject_user_id=user_id).exclude(
         event__action__in=RECEIPT_ACTIONS
     )
-    receipt.count("audit_values", payloads.delete()[0])
+    receipt.count("audit_values", rows_deleted(payloads))
     receipt.count(
         "export_files",
         audit_exports_purge(tenant_id=tenant.pk, erased=Q(subject_user_id=user_id) & ~Q(action__in=RECEIPT_ACTIONS)),
