@@ -126,6 +126,11 @@ def mask_secrets(text: str) -> MaskResult:
     return MaskResult(text, tuple(dict.fromkeys(kinds)))
 
 
+def contains_secret(text: str) -> bool:
+    """Whether ``text`` holds a credential: for values that are refused, not masked (identifiers)."""
+    return mask_secrets(text).found
+
+
 _CREDENTIAL_FIELD = re.compile(
     r"(?i)(password|passwd|passphrase|passcode|secret|token|api[_-]?key|private[_-]?key|credential|pin$|cvv|密码|口令|密钥)"
 )

@@ -4,7 +4,7 @@ import logging
 import pytest
 
 from reviews.models import Candidate
-from reviews.secrets import mask_secrets
+from reviews.secrets import contains_secret, mask_secrets
 from tests.conftest import candidate
 from tests.dump import dump_all_tables
 
@@ -68,3 +68,9 @@ def test_a_secret_in_an_unknown_field_is_masked_too(tenant, submit):
     [result] = submit(tenant, "bob", candidate(field="password", value=PASSWORD, evidence=f"password is {PASSWORD}"))
     assert result.reason == "field_not_allowed"
     assert PASSWORD not in dump_all_tables()
+
+
+def test_contains_secret_says_whether_a_credential_is_there():
+    assert contains_secret(f"user-{OPENAI_KEY}")
+    assert not contains_secret("user-42")
+    assert not contains_secret("")
