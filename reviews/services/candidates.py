@@ -110,10 +110,11 @@ def candidates_submit(
     """Run a batch of candidates for one subject through the policy (SPEC §3).
 
     1. Lock the subject: one writer at a time decides about one subject's memory.
-    2. Load the tenant's schema, the subject's active facts and suppressed digests once
-       (:func:`_memory_snapshot`).
-    3. Per candidate: mask credentials, resolve the entity, evaluate, and build its row
-       (:func:`_candidate_flags`), keeping the in-memory snapshot current.
+    2. Load what every candidate is judged against once (:class:`_BatchMemory`: the
+       schema, the subject's active facts and suppressed digests, the source messages).
+    3. Per candidate (:func:`_judged`): mask credentials (:func:`_masked`), resolve the
+       entity, evaluate the proposal against the snapshot, which stays current as the
+       batch publishes, and build its row (:func:`_candidate_row`).
     4. Insert the rows, then apply the outcomes (publish, merge, conflict links:
        :func:`_apply_outcomes`) and append every event to the audit chain in one go.
     """
@@ -121,83 +122,9 @@ def candidates_submit(
     if subject.collection_paused:
         # The subject paused memory collection: nothing new is stored for them (SPEC §4).
         return [SubmitResult(None, CandidateStatus.WITHDRAWN, Reason.COLLECTION_PAUSED) for _ in candidates]
-    schema = TenantSchema.load(tenant)
-    thresholds = thresholds_for(tenant)
-    resolver = EntityResolver(subject)
-    active, suppressed = _memory_snapshot(subject)
-    sources = _source_messages(tenant, subject, candidates)
-
-    now = timezone.now()
-    rows: list[tuple[Candidate, Decision, FieldRule | None]] = []
-    for index, item in enumerate(candidates):
-        value_mask = mask_field_value(item.field, item.value or "")
-        evidence_mask = mask_secrets(item.evidence or "")
-        value = value_mask.text
-        rule = schema.rule_for(item.entity_type, item.field)
-        entity = (
-            resolver.resolve(entity_type=item.entity_type, entity_id=item.entity_id, entity_name=item.entity_name)
-            if rule is not None
-            else None
-        )
-        thread_id = item.thread_id if item.scope == MemoryScope.THREAD else ""
-        digest = value_digest(value)
-        slot = (entity.pk, item.field, thread_id) if entity else None
-        proposal = Proposal(
-            entity_type=item.entity_type,
-            field=item.field,
-            value=value,
-            value_digest=digest,
-            old_key_digests=value_digests(value),
-            confidence=item.confidence,
-            source=source,
-            kind=item.kind,
-            scope=item.scope,
-            supersedes=item.supersedes,
-            secret_kinds=value_mask.kinds,
-            value_too_long=len(value) > MAX_VALUE_LENGTH,
-            grounding=tuple(
-                grounding_flags(value=value, evidence=evidence_mask.text, source=sources.get(item.source_message_id))
-            ),
-        )
-        decision = evaluate(
-            proposal,
-            rule=rule,
-            entity_type_known=schema.knows_entity_type(item.entity_type),
-            thresholds=thresholds,
-            active_facts=active.get(slot, []) if slot else [],
-            suppressed_digests=suppressed.get(slot[:2], set()) if slot else set(),
-        )
-        if decision.publishes:
-            _remember_publication(active, slot, rule, ActiveFact(_placeholder(index), digest, source))
-        flags = _candidate_flags(masked=value_mask.found or evidence_mask.found, entity=entity, proposal=proposal)
-        decided = decision.status not in OPEN_CANDIDATE_STATUSES
-        candidate = Candidate(
-            tenant=tenant,
-            subject=subject,
-            entity=entity,
-            entity_type=item.entity_type[:64],
-            entity_ref_id=(entity.entity_id if entity else item.entity_id)[:128],
-            field=item.field[:80],
-            # An over-long value is kept cut short: enough for a reviewer to see what it was.
-            value=value[:MAX_VALUE_LENGTH],
-            confidence=item.confidence,
-            kind=item.kind,
-            scope=item.scope,
-            thread_id=thread_id,
-            supersedes=item.supersedes,
-            source=source,
-            source_message_id=item.source_message_id,
-            evidence=evidence_mask.text[:2000],
-            extractor=extractor,
-            prompt_version=prompt_version,
-            status=decision.status,
-            reason=decision.reason,
-            flags=flags,
-            has_conflict=decision.conflict_with is not None,
-            decided_by=str(POLICY) if decided else "",
-            decided_at=now if decided else None,
-        )
-        rows.append((candidate, decision, rule))
+    memory = _BatchMemory.load(tenant, subject, candidates)
+    origin = _Origin(source=source, extractor=extractor, prompt_version=prompt_version, now=timezone.now())
+    rows = [_judged(index, item, memory=memory, origin=origin) for index, item in enumerate(candidates)]
 
     # One INSERT for the whole batch: the row count, not the policy, dominates the cost.
     Candidate.objects.bulk_create([candidate for candidate, _, _ in rows])
@@ -207,7 +134,7 @@ def candidates_submit(
             candidate, subject=subject, actor=actor, payload=candidate_payload(candidate)
         )
 
-    _apply_outcomes(rows, subject=subject, events=events, now=now)
+    _apply_outcomes(rows, subject=subject, events=events, now=origin.now)
     audit.record_many(tenant.pk, events)
     return [
         SubmitResult(candidate.pk, decision.status, decision.reason, candidate.fact_id, candidate.flags)
@@ -215,22 +142,189 @@ def candidates_submit(
     ]
 
 
-def _memory_snapshot(subject: Subject) -> tuple[dict, dict]:
-    """The subject's active facts by slot and refused digests by (entity, field): what the
-    policy's duplicate, suppression and conflict steps compare with, read once per batch."""
-    active: dict[tuple[int, str, str], list[ActiveFact]] = {}
-    for fact in Fact.objects.filter(subject=subject, status=FactStatus.ACTIVE).only(
-        "pk", "entity_id", "field", "thread_id", "value_digest", "source"
-    ):
-        active.setdefault((fact.entity_id, fact.field, fact.thread_id), []).append(
-            ActiveFact(fact.pk, fact.value_digest, fact.source)
+@dataclass(frozen=True)
+class _Origin:
+    """Where a batch comes from, the same for each of its rows."""
+
+    source: str
+    extractor: str
+    prompt_version: str
+    now: datetime
+
+
+@dataclass
+class _BatchMemory:
+    """What every candidate of one batch is judged against, read once: the tenant's schema
+    and thresholds, the subject's active facts by slot and refused digests by (entity,
+    field), and the stored messages the candidates name. ``active`` stays current as the
+    batch publishes, so a later candidate sees what an earlier one published."""
+
+    tenant: Tenant
+    subject: Subject
+    schema: TenantSchema
+    thresholds: Thresholds
+    resolver: EntityResolver
+    active: dict[tuple[int, str, str], list[ActiveFact]]
+    suppressed: dict[tuple[int, str], set[str]]
+    sources: dict[str, SourceMessage]
+
+    @classmethod
+    def load(cls, tenant: Tenant, subject: Subject, candidates: list[CandidateInput]) -> _BatchMemory:
+        active: dict[tuple[int, str, str], list[ActiveFact]] = {}
+        for fact in Fact.objects.filter(subject=subject, status=FactStatus.ACTIVE).only(
+            "pk", "entity_id", "field", "thread_id", "value_digest", "source"
+        ):
+            active.setdefault((fact.entity_id, fact.field, fact.thread_id), []).append(
+                ActiveFact(fact.pk, fact.value_digest, fact.source)
+            )
+        suppressed: dict[tuple[int, str], set[str]] = {}
+        for entity_id, field_name, digest in SuppressedValue.objects.filter(subject=subject).values_list(
+            "entity_id", "field", "value_digest"
+        ):
+            suppressed.setdefault((entity_id, field_name), set()).add(digest)
+        return cls(
+            tenant=tenant,
+            subject=subject,
+            schema=TenantSchema.load(tenant),
+            thresholds=thresholds_for(tenant),
+            resolver=EntityResolver(subject),
+            active=active,
+            suppressed=suppressed,
+            sources=_source_messages(tenant, subject, candidates),
         )
-    suppressed: dict[tuple[int, str], set[str]] = {}
-    for entity_id, field_name, digest in SuppressedValue.objects.filter(subject=subject).values_list(
-        "entity_id", "field", "value_digest"
-    ):
-        suppressed.setdefault((entity_id, field_name), set()).add(digest)
-    return active, suppressed
+
+    def evaluate(self, proposal: Proposal, *, rule: FieldRule | None, slot, index: int) -> Decision:
+        """The policy's decision on ``proposal`` in ``slot`` (None: no entity resolved)."""
+        decision = evaluate(
+            proposal,
+            rule=rule,
+            entity_type_known=self.schema.knows_entity_type(proposal.entity_type),
+            thresholds=self.thresholds,
+            active_facts=self.active.get(slot, []) if slot else [],
+            suppressed_digests=self.suppressed.get(slot[:2], set()) if slot else set(),
+        )
+        if decision.publishes:
+            self._remember_publication(
+                slot, rule, ActiveFact(_placeholder(index), proposal.value_digest, proposal.source)
+            )
+        return decision
+
+    def _remember_publication(self, slot, rule: FieldRule, published: ActiveFact) -> None:
+        """A `one` field's row is updated in place, so it keeps the current fact's id."""
+        current = self.active.get(slot, [])
+        if rule.cardinality == Cardinality.ONE:
+            fact_id = current[0].id if current else published.id
+            self.active[slot] = [ActiveFact(fact_id, published.value_digest, published.source)]
+        else:
+            self.active[slot] = [published, *current]
+
+
+@dataclass(frozen=True)
+class _Masked:
+    """A candidate's value and evidence with every credential cut out: nothing after this
+    step, the policy, the stored row or the audit event, sees the original."""
+
+    value: str
+    evidence: str
+    secret_kinds: tuple[str, ...]
+    found: bool
+
+
+def _masked(item: CandidateInput) -> _Masked:
+    value = mask_field_value(item.field, item.value or "")
+    evidence = mask_secrets(item.evidence or "")
+    return _Masked(value.text, evidence.text, value.kinds, value.found or evidence.found)
+
+
+def _judged(
+    index: int, item: CandidateInput, *, memory: _BatchMemory, origin: _Origin
+) -> tuple[Candidate, Decision, FieldRule | None]:
+    """One candidate through the pipeline: masked, its entity resolved (only for a field
+    the schema knows), evaluated, and its row built (not yet saved)."""
+    masked = _masked(item)
+    rule = memory.schema.rule_for(item.entity_type, item.field)
+    entity = (
+        memory.resolver.resolve(entity_type=item.entity_type, entity_id=item.entity_id, entity_name=item.entity_name)
+        if rule is not None
+        else None
+    )
+    thread_id = item.thread_id if item.scope == MemoryScope.THREAD else ""
+    proposal = Proposal(
+        entity_type=item.entity_type,
+        field=item.field,
+        value=masked.value,
+        value_digest=value_digest(masked.value),
+        old_key_digests=value_digests(masked.value),
+        confidence=item.confidence,
+        source=origin.source,
+        kind=item.kind,
+        scope=item.scope,
+        supersedes=item.supersedes,
+        secret_kinds=masked.secret_kinds,
+        value_too_long=len(masked.value) > MAX_VALUE_LENGTH,
+        grounding=tuple(
+            grounding_flags(
+                value=masked.value, evidence=masked.evidence, source=memory.sources.get(item.source_message_id)
+            )
+        ),
+    )
+    slot = (entity.pk, item.field, thread_id) if entity else None
+    decision = memory.evaluate(proposal, rule=rule, slot=slot, index=index)
+    candidate = _candidate_row(
+        item,
+        masked,
+        tenant=memory.tenant,
+        subject=memory.subject,
+        entity=entity,
+        thread_id=thread_id,
+        decision=decision,
+        flags=_candidate_flags(masked=masked.found, entity=entity, proposal=proposal),
+        origin=origin,
+    )
+    return candidate, decision, rule
+
+
+def _candidate_row(
+    item: CandidateInput,
+    masked: _Masked,
+    *,
+    tenant: Tenant,
+    subject: Subject,
+    entity,
+    thread_id: str,
+    decision: Decision,
+    flags: list[str],
+    origin: _Origin,
+) -> Candidate:
+    """The stored row: what was proposed (masked, cut to the columns' sizes) and what the
+    policy decided; a decided row names the policy as its decider."""
+    decided = decision.status not in OPEN_CANDIDATE_STATUSES
+    return Candidate(
+        tenant=tenant,
+        subject=subject,
+        entity=entity,
+        entity_type=item.entity_type[:64],
+        entity_ref_id=(entity.entity_id if entity else item.entity_id)[:128],
+        field=item.field[:80],
+        # An over-long value is kept cut short: enough for a reviewer to see what it was.
+        value=masked.value[:MAX_VALUE_LENGTH],
+        confidence=item.confidence,
+        kind=item.kind,
+        scope=item.scope,
+        thread_id=thread_id,
+        supersedes=item.supersedes,
+        source=origin.source,
+        source_message_id=item.source_message_id,
+        evidence=masked.evidence[:2000],
+        extractor=origin.extractor,
+        prompt_version=origin.prompt_version,
+        status=decision.status,
+        reason=decision.reason,
+        flags=flags,
+        has_conflict=decision.conflict_with is not None,
+        decided_by=str(POLICY) if decided else "",
+        decided_at=origin.now if decided else None,
+    )
 
 
 def _candidate_flags(*, masked: bool, entity, proposal: Proposal) -> list[str]:
@@ -286,19 +380,6 @@ def _source_messages(tenant: Tenant, subject: Subject, candidates: list[Candidat
 def _placeholder(index: int) -> int:
     """A stand-in id for a fact this batch will create (real ids are positive)."""
     return -(index + 1)
-
-
-def _remember_publication(active: dict, slot, rule: FieldRule, published: ActiveFact) -> None:
-    """Keep the batch's snapshot of active facts current after a publication.
-
-    A `one` field's row is updated in place, so it keeps the current fact's id.
-    """
-    current = active.get(slot, [])
-    if rule.cardinality == Cardinality.ONE:
-        fact_id = current[0].id if current else published.id
-        active[slot] = [ActiveFact(fact_id, published.value_digest, published.source)]
-    else:
-        active[slot] = [published, *current]
 
 
 # --- Decisions by people -------------------------------------------------------------------
