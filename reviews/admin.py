@@ -327,9 +327,9 @@ class EntityAdmin(ReadOnlyAdmin):
 class MessageAdmin(ReadOnlyAdmin):
     list_display = [
         "message_id", "subject", "thread_id", "role", "extraction_status", "extraction_attempts",
-        "extraction_error", "received_at",
+        "extractor", "prompt_version", "extraction_dropped", "extraction_error", "received_at",
     ]
-    list_filter = ["extraction_status", "role"]
+    list_filter = ["extraction_status", "role", "extractor", "prompt_version"]
     search_fields = ["message_id", "thread_id", "subject__user_id"]
     actions = ["rerun_extraction"]
 

@@ -8,7 +8,7 @@ from datetime import date, datetime, timedelta, timezone as dt_timezone
 
 from django.contrib.auth import get_user_model
 from django.db import DEFAULT_DB_ALIAS, connection
-from django.db.models import Count, F, Q, QuerySet, Window
+from django.db.models import Count, F, IntegerField, Q, QuerySet, Sum, Value, Window
 from django.db.models.functions import Lag, Lead, TruncDate
 from django.utils import timezone
 
@@ -676,6 +676,8 @@ class ExtractorQuality:
     edited: int
     rejected: int
     waiting: int
+    # Items the validator dropped before they became candidates (LLM evidence not in the message…).
+    dropped: int = 0
 
     @property
     def decided(self) -> int:
@@ -687,10 +689,12 @@ class ExtractorQuality:
 
 def extractor_quality(*, tenant: Tenant) -> list[ExtractorQuality]:
     """Per extractor and prompt version: how many candidates ended approved as proposed,
-    approved after an edit, or rejected (by the policy or by people). One query."""
+    approved after an edit, or rejected (by the policy or by people), and how many proposed
+    items the validator dropped on the way (counted on the messages). One query."""
     kept = Q(status__in=(CandidateStatus.APPROVED, CandidateStatus.AUTO_APPROVED, CandidateStatus.MERGED))
     edited = Q(reason=Reason.REVIEWER_EDITED)
-    rows = (
+    none = Value(0, output_field=IntegerField())
+    outcomes = (
         Candidate.objects.filter(tenant=tenant)
         .values("extractor", "prompt_version")
         .annotate(
@@ -698,10 +702,21 @@ def extractor_quality(*, tenant: Tenant) -> list[ExtractorQuality]:
             edited=Count("pk", filter=kept & edited),
             rejected=Count("pk", filter=Q(status=CandidateStatus.REJECTED)),
             waiting=Count("pk", filter=Q(status__in=OPEN_CANDIDATE_STATUSES)),
+            dropped=none,
         )
-        .order_by("extractor", "prompt_version")
     )
-    return [ExtractorQuality(**row) for row in rows]
+    drops = (
+        Message.objects.filter(tenant=tenant, extraction_dropped__gt=0)
+        .values("extractor", "prompt_version")
+        .annotate(approved=none, edited=none, rejected=none, waiting=none, dropped=Sum("extraction_dropped"))
+    )
+    quality: dict[tuple[str, str], ExtractorQuality] = {}
+    for row in outcomes.union(drops, all=True):
+        key = (row["extractor"], row["prompt_version"])
+        entry = quality.setdefault(key, ExtractorQuality(*key, approved=0, edited=0, rejected=0, waiting=0))
+        for part in ("approved", "edited", "rejected", "waiting", "dropped"):
+            setattr(entry, part, getattr(entry, part) + row[part])
+    return [quality[key] for key in sorted(quality)]
 
 
 def decisions_per_reviewer(*, tenant: Tenant, days: int = 30, now: datetime | None = None) -> dict[str, dict[str, int]]:

@@ -4,7 +4,8 @@ Any OpenAI-compatible server works through ``OPENAI_BASE_URL`` (a local vLLM or 
 say). The model sees the masked message, a few earlier messages of the thread, the
 subject's known entities with their aliases (so it reuses ids) and the tenant's fields;
 it answers ``{"facts": [EntityFact, …]}``. The answer is validated against that schema;
-every item's evidence must really occur in the message, or the item is dropped.
+every item's evidence must really occur in the message and its entity, field and value be
+filled, or the item is dropped (counted on the message's row, listed in its audit event).
 
 Failures are named so the task layer can decide: :class:`ExtractorUnavailable` (HTTP 5xx,
 429, timeout, connection) and :class:`MalformedAnswer` are retried with backoff up to a
@@ -35,6 +36,7 @@ from .resolve import evidence_occurs
 logger = logging.getLogger(__name__)
 
 EVIDENCE_NOT_IN_MESSAGE = "evidence_not_in_message"
+MALFORMED_ITEM = "malformed_item"  # an entity, field or value left empty
 
 
 class EntityFact(BaseModel):
@@ -140,9 +142,14 @@ class LlmExtractor:
     def _to_candidates(self, answer: ExtractedFacts, context: ExtractionContext) -> ExtractionResult:
         candidates, dropped = [], []
         for fact in answer.facts:
-            if not evidence_occurs(fact.evidence, context.content):
-                dropped.append({"entity": f"{fact.entity_type}:{fact.entity_id}", "field": fact.field,
-                                "why": EVIDENCE_NOT_IN_MESSAGE})
+            if not all(part.strip() for part in (fact.entity_type, fact.entity_id, fact.field, fact.value)):
+                why = MALFORMED_ITEM
+            elif not evidence_occurs(fact.evidence, context.content):
+                why = EVIDENCE_NOT_IN_MESSAGE
+            else:
+                why = ""
+            if why:
+                dropped.append({"entity": f"{fact.entity_type}:{fact.entity_id}", "field": fact.field, "why": why})
                 continue
             thread = fact.scope == MemoryScope.THREAD
             candidates.append(
@@ -163,5 +170,6 @@ class LlmExtractor:
                 )
             )
         if dropped:
-            logger.info("extraction of %s dropped %d item(s): evidence not in the message", context.message_id, len(dropped))
+            logger.info("extraction of %s dropped %d item(s): evidence not in the message or malformed",
+                        context.message_id, len(dropped))
         return ExtractionResult(candidates, dropped)

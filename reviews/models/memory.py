@@ -82,6 +82,11 @@ class Message(models.Model):
     # Empty: never handed to the broker (it was down), so the sweep sends it at once. Lets
     # the sweep tell a row the broker lost from one that is waiting for its retry.
     extraction_due_at = models.DateTimeField(null=True, blank=True)
+    # Who extracted it, and how many of its proposed items the validator dropped (evidence
+    # not in the message, a malformed item) before they could become candidates.
+    extractor = models.CharField(max_length=64, blank=True)
+    prompt_version = models.CharField(max_length=32, blank=True)
+    extraction_dropped = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "message_id"], name="message_unique_per_tenant")]

@@ -476,6 +476,9 @@ def _commit_extraction(message: Message, *, result: ExtractionResult, extractor:
         extraction_error="",
         extraction_due_at=None,
         extraction_attempts=message.extraction_attempts + 1,
+        extractor=extractor.name,
+        prompt_version=extractor.prompt_version,
+        extraction_dropped=len(result.dropped),
     )
     if not claimed:
         return ExtractOutcome("not_pending")

@@ -3,10 +3,12 @@ OpenAI-compatible server with scripted answers (tests/extraction/fake_openai.py)
 import time
 
 import pytest
+from django.contrib.auth import get_user_model
 
-from reviews.extraction.llm import EVIDENCE_NOT_IN_MESSAGE
+from reviews.extraction.llm import EVIDENCE_NOT_IN_MESSAGE, MALFORMED_ITEM
 from reviews.extraction.prompt import PROMPT_VERSION
 from reviews.models import AuditEvent, Candidate, ExtractionStatus, Message
+from reviews.selectors import extractor_quality
 from reviews.services.ingest import message_extract, message_extract_until_settled
 from tests.dump import dump_all_tables
 from tests.extraction.fake_openai import fact, facts, raw, slow, status
@@ -184,7 +186,38 @@ def test_an_evidence_span_not_in_the_message_is_rejected(tenant, llm_settings, f
         {"entity": "user:me", "field": "location", "why": EVIDENCE_NOT_IN_MESSAGE}
     ]
     assert "上海" not in dump_all_tables()
+    row = stored("m-1")
+    assert (row.extraction_dropped, row.extractor, row.prompt_version) == (1, "llm:gpt-4.1-mini", PROMPT_VERSION)
 
+
+def test_dropped_items_are_counted_on_the_message_and_shown_to_staff(
+        tenant, other_tenant, reviewer, llm_settings, fake_llm, client):
+    fake_llm.answer(
+        facts(
+            fact("name", "Alice", "我叫 Alice", confidence=0.97),
+            fact("location", "上海", "我住在上海", confidence=0.97),  # the message never says so
+            fact("language", "", "我叫 Alice", confidence=0.97),  # no value: malformed
+        ),
+        facts(fact("name", "Alice", "我叫 Alice", confidence=0.97)),
+    )
+    ingest(tenant, message("m-1", "你好，我叫 Alice。"), message("m-2", "我叫 Alice。"))
+
+    message_extract_until_settled(message_pk=stored("m-1").pk)
+    message_extract_until_settled(message_pk=stored("m-2").pk)
+
+    assert (stored("m-1").extraction_dropped, stored("m-2").extraction_dropped) == (2, 0)
+    event = AuditEvent.objects.get(tenant_id=tenant.pk, action="message.extracted", object_id=stored("m-1").pk)
+    assert [item["why"] for item in event.payload.after["dropped"]] == [EVIDENCE_NOT_IN_MESSAGE, MALFORMED_ITEM]
+    [row] = [row for row in extractor_quality(tenant=tenant) if row.extractor == "llm:gpt-4.1-mini"]
+    assert (row.prompt_version, row.dropped) == (PROMPT_VERSION, 2)
+    assert extractor_quality(tenant=other_tenant) == []  # nothing of another tenant's
+
+    client.force_login(reviewer)
+    stats = client.get("/review/stats/").content.decode()
+    assert '<td class="num">2</td></tr>' in stats
+    client.force_login(get_user_model().objects.create_superuser("root", "root@example.com", "pw-long-enough-1"))
+    page = client.get("/admin/reviews/message/").content.decode()
+    assert "Extraction dropped" in page and '<td class="field-extraction_dropped">2</td>' in page
 
 def test_a_credential_the_model_proposes_is_rejected_and_stored_nowhere(tenant, llm_settings, fake_llm):
     leaked = "sk-proj-Zq81mWv3Lr8vKp0aZ7wYc3Hn"
