@@ -4,7 +4,7 @@ import logging
 import pytest
 
 from reviews.models import Candidate
-from reviews.secrets import contains_secret, mask_secrets
+from reviews.secrets import contains_secret, mask_field_value, mask_secrets
 from tests.conftest import candidate
 from tests.dump import dump_all_tables
 
@@ -74,3 +74,42 @@ def test_contains_secret_says_whether_a_credential_is_there():
     assert contains_secret(f"user-{OPENAI_KEY}")
     assert not contains_secret("user-42")
     assert not contains_secret("")
+
+
+@pytest.mark.parametrize(
+    "text,masked",
+    [
+        # The misses the detector used to have: the whole secret goes, every other word stays.
+        ("my password is: hunter2", "my password is: [redacted password]"),
+        ("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "AWS_SECRET_ACCESS_KEY=[redacted api_key]"),
+        ("my api token is: abc123XYZ789def456", "my api token is: [redacted token]"),
+        ("我的密码是abc123，别告诉别人", "我的密码是[redacted password]，别告诉别人"),
+        ("postgres://app:S3cr3t!@db:5432/app", "postgres://app:[redacted password]@db:5432/app"),
+        ("password = request.POST['password']", "password = request.POST['password']"),
+    ],
+)
+def test_only_the_secret_is_replaced(text, masked):
+    assert mask_secrets(text).text == masked
+
+
+def test_an_aws_key_id_as_an_identifier_is_a_secret():
+    assert contains_secret("AKIAIOSFODNN7EXAMPLE")
+    assert mask_secrets("AKIAIOSFODNN7EXAMPLE").kinds == ("api_key",)
+
+
+@pytest.mark.parametrize("field", ["password", "db_password", "apiKey", "pin", "cvv", "client_secret", "密码"])
+def test_a_value_for_a_credential_field_is_masked_whatever_it_says(field):
+    assert mask_field_value(field, "hunter2") == mask_field_value(field, "blue")
+    assert mask_field_value(field, "hunter2").text == "[redacted password]"
+
+
+@pytest.mark.parametrize("field", ["preference", "tech_stack", "code_style", "name", "max_tokens", "password_policy"])
+def test_a_value_for_an_ordinary_field_is_masked_by_what_it_says(field):
+    assert mask_field_value(field, "Prefers tea") == mask_secrets("Prefers tea")
+    assert mask_field_value(field, "key sk-proj-4fQ9xT2mLr8vKp0aZ7wYc3Hn").kinds == ("api_key",)
+
+
+def test_masking_twice_changes_nothing_more():
+    once = mask_secrets("DB_PASSWORD=hunter2 and card 4539 1488 0343 6467")
+    assert mask_secrets(once.text).text == once.text
+    assert not mask_secrets(once.text).found
