@@ -13,81 +13,65 @@ Confidence says how fixed the phrasing is: 0.95 for statements that leave no dou
 ("我叫 …", "项目使用 MySQL", "现在迁到 …", a one-off request for this conversation),
 0.9 for the rest, so the policy auto-approves only the former (SPEC §3 step 8).
 
-Speed matters (thousands of messages per second per core): every rule is a compiled
-pattern guarded by a cheap substring test, and nothing here touches the database.
+What it reads is data, per language (``patterns/zh.py``, ``patterns/en.py``: statements,
+skip patterns, the marker words of plans, corrections, usage and requests, how a project
+is named; ``patterns/tech.py``: databases and stacks); this module is the reader that
+applies them. Speed matters (thousands of messages per second per core): every pattern is
+compiled once and guarded by a cheap substring test, a language's statements are tried
+only on sentences in its script, and nothing here touches the database.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..models import Kind, MemoryScope
 from ..normalize import normalize_value
 from ..services.candidates import CandidateInput
 from .base import ExtractionContext, ExtractionResult
+from .patterns import CLAUSE, EXPLICIT, SENTENCE, STATED, VALUE, tech
 from .patterns import en as patterns_en
 from .patterns import zh as patterns_zh
 from .resolve import organization_entity_id, project_entity_id
 
-RULES_VERSION = "rules-2"
-EXPLICIT = 0.95
-STATED = 0.9
+RULES_VERSION = "rules-3"
+LANGUAGES = (patterns_zh, patterns_en)  # read in this order
 
-# --- Vocabularies -----------------------------------------------------------------------
-DATABASES = {
-    "mysql": "MySQL", "postgresql": "PostgreSQL", "postgres": "PostgreSQL", "sqlite": "SQLite",
-    "mongodb": "MongoDB", "mongo": "MongoDB", "mariadb": "MariaDB", "oracle": "Oracle",
-    "sql server": "SQL Server", "cockroachdb": "CockroachDB", "tidb": "TiDB", "clickhouse": "ClickHouse",
-    "cassandra": "Cassandra", "dynamodb": "DynamoDB", "milvus": "Milvus", "chroma": "Chroma",
-    "chromadb": "Chroma", "qdrant": "Qdrant", "pinecone": "Pinecone", "weaviate": "Weaviate",
-    "elasticsearch": "Elasticsearch", "opensearch": "OpenSearch", "snowflake": "Snowflake",
-    "bigquery": "BigQuery", "neo4j": "Neo4j", "oceanbase": "OceanBase", "duckdb": "DuckDB",
-    "pgvector": "pgvector", "supabase": "Supabase",
-}
-STACK = {
-    "django": "Django", "flask": "Flask", "fastapi": "FastAPI", "spring boot": "Spring Boot",
-    "spring": "Spring", "rails": "Rails", "laravel": "Laravel", "express": "Express",
-    "node.js": "Node.js", "nodejs": "Node.js", "next.js": "Next.js", "react": "React", "vue": "Vue",
-    "angular": "Angular", "svelte": "Svelte", "kubernetes": "Kubernetes", "k8s": "Kubernetes",
-    "docker": "Docker", "celery": "Celery", "kafka": "Kafka", "rabbitmq": "RabbitMQ", "redis": "Redis",
-    "memcached": "Memcached", "nginx": "Nginx", "graphql": "GraphQL", "langchain": "LangChain",
-    "langgraph": "LangGraph", "pytorch": "PyTorch", "tensorflow": "TensorFlow", "golang": "Go",
-    "rust": "Rust", "java": "Java", "typescript": "TypeScript", "kotlin": "Kotlin",
-    "terraform": "Terraform", "airflow": "Airflow", "spark": "Spark", "flink": "Flink",
-    "htmx": "htmx", "sqlalchemy": "SQLAlchemy", "gunicorn": "Gunicorn",
-}
-_TECH = {**STACK, **DATABASES}
+_TECH = {**tech.STACK, **tech.DATABASES}
 _TECH_PATTERN = re.compile(
     r"(?<![A-Za-z0-9])(" + "|".join(sorted(map(re.escape, _TECH), key=len, reverse=True)) + r")(?![A-Za-z0-9])",
     re.I,
 )
 
-CN_SURNAMES = set(
-    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁"
-    "任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴"
-    "莫孔向汤小老阿"
-)
-CN_PLACES = set(
-    "北京 上海 广州 深圳 杭州 南京 苏州 成都 重庆 武汉 西安 天津 长沙 厦门 青岛 大连 宁波 合肥 郑州 济南 "
-    "福州 昆明 沈阳 哈尔滨 长春 石家庄 太原 南昌 南宁 贵阳 兰州 海口 三亚 珠海 东莞 佛山 无锡 香港 澳门 台北 "
-    "新加坡 东京 大阪 首尔 伦敦 巴黎 柏林 纽约 旧金山 硅谷 西雅图 洛杉矶 多伦多 悉尼 墨尔本 温哥华".split()
-)
-_ORG_SUFFIXES = ("公司", "集团", "科技", "银行", "大学", "学院", "医院", "研究院", "研究所", "实验室", "工作室")
-_ROLE_NOUNS_EN = (
-    r"(?:engineer|developer|programmer|manager|designer|scientist|analyst|architect|lead|student(?! loan)|teacher|"
-    r"professor|consultant|researcher|writer|founder|co-founder|cto|ceo|cfo|administrator|admin|doctor|nurse|"
-    r"lawyer|accountant|marketer|intern|sre|editor|translator|product owner)"
-)
-_ROLE_NOUNS_ZH = (
-    r"(?:工程师|程序员|开发者|经理|设计师|架构师|分析师|研究员|科学家|研究生|博士生|学生|老师|教师|医生|护士|"
-    r"律师|会计|作家|编辑|翻译|顾问|运维|创始人|总监|主管|实习生)"
-)
-_NOT_NAMES_EN = {
-    "Not", "Also", "Just", "Really", "So", "Very", "Going", "Trying", "Working", "Looking", "Sorry", "Glad",
-    "Happy", "Here", "Back", "Fine", "Good", "Okay", "Ok", "Still", "Currently", "Now", "In", "At", "A", "An",
-    "The", "From", "Based", "Living", "Learning", "Using", "Building", "Done", "Sure", "Thinking", "Afraid",
-    "Interested", "New", "Moving", "Responsible", "Ready", "Curious", "Stuck", "Writing", "Planning",
-}
+
+def _markers(name: str, template: str = "{}") -> re.Pattern:
+    """One pattern for a marker in every language: "plan" matches "打算…" as well as "we might…"."""
+    return re.compile(template.format("|".join(f"(?:{language.MARKERS[name]})" for language in LANGUAGES)), re.I)
+
+
+PLAN_MARKERS = _markers("plan")
+CORRECTION_MARKERS = _markers("correction")
+MOVED = [re.compile(language.MARKERS["moved"], re.I) for language in LANGUAGES]  # each language's first
+PAST_MARKERS = _markers("past")
+USAGE_MARKERS = _markers("uses")
+WORKS_ON = _markers("works_on")
+LIKING = _markers("liking")
+FAVOURITE = _markers("favourite")
+STYLE_WORDS = _markers("style")
+REQUEST_WORDS = _markers("request")
+ONE_OFF = _markers("one_off")
+PREFERENCE_LEADS = _markers("request_lead", r"^(?:(?:{})[\s,，:：]*)+")
+_LEADING_SELF = _markers("self", "^(?:{})")
+_CJK = patterns_zh.SCRIPT
+_NOT_AN_ORGANIZATION = tuple(prefix for language in LANGUAGES for prefix in language.NOT_AN_ORGANIZATION)
+SKIP = tuple(pattern for language in LANGUAGES for pattern in language.SKIP)
+# Statements about the user and organisations are read before the sentence's project is
+# named, those about the project after.
+_ABOUT_PEOPLE = {language: [e for e in language.STATEMENTS if e.entity != "project"] for language in LANGUAGES}
+_ABOUT_PROJECTS = {language: [e for e in language.STATEMENTS if e.entity == "project"] for language in LANGUAGES}
+_EN_CLAUSE = re.compile(r",\s+|\s+and\s+(?=my\b|i\b|i'm\b)", re.I)
+
 
 # --- Sentence and clause splitting ------------------------------------------------------
 _SENTENCE = re.compile(r"(?:[^。！？!?；;\n.]|\.(?![\s]|$))+(?:[。！？!?；;.]+|\n|$)")
@@ -95,13 +79,13 @@ _CLAUSE_ZH = re.compile(r"[^，,：:]+")
 _STRIP = " \t\r\n。.!！,，;；:：、"
 
 
-@dataclass(frozen=True)
+@dataclass
 class Span:
     """A piece of the message, kept verbatim so it can serve as evidence."""
 
     text: str
 
-    @property
+    @cached_property
     def lower(self) -> str:
         return self.text.lower()
 
@@ -131,139 +115,6 @@ def _clean(value: str) -> str:
     return _TRAILING_PARTICLES.sub("", value.strip().strip(_STRIP)).strip(_STRIP)
 
 
-# --- Patterns -------------------------------------------------------------------------------
-_NAME_LATIN = r"[A-Z][A-Za-z'’-]{1,30}"
-_PLACE_ZH = r"(?P<v>[\u4e00-\u9fff]{2,6}?)(?=[，,。.!！;；\s]|工作|生活|上班|定居|常驻|了|$)"
-_PLACE_EN = r"(?P<v>[A-Z][\w.'-]+(?:[ ]+[A-Z][\w.'-]+){0,2})"
-
-NAME_ZH = [
-    re.compile(r"我(?:的名字)?叫\s*(?P<v>" + _NAME_LATIN + r"(?:\s" + _NAME_LATIN + r")?|[\u4e00-\u9fff]{1,4})"),
-    re.compile(r"我的名字是\s*(?P<v>" + _NAME_LATIN + r"(?:\s" + _NAME_LATIN + r")?|[\u4e00-\u9fff]{1,4})"),
-]
-NAME_ZH_IS = re.compile(r"我是\s*(?P<v>" + _NAME_LATIN + r"|[\u4e00-\u9fff]{2,3})(?=[，,。.!！\s]|$)")
-NAME_EN = [
-    (re.compile(r"(?i:\bmy name is)\s+(?P<v>" + _NAME_LATIN + r"(?:\s" + _NAME_LATIN + r")?)"), EXPLICIT),
-    (re.compile(r"(?i:\bcall me)\s+(?P<v>" + _NAME_LATIN + r")"), STATED),
-    (re.compile(r"(?i:(?<![A-Za-z])(?:i'm|i’m|i am|this is))\s+(?P<v>" + _NAME_LATIN + r")\b"), STATED),
-]
-ROLE_EN_AT = re.compile(
-    r"(?i:\b(?:an?))\s+(?P<role>(?:[A-Za-z-]+\s+){0,3}?" + "(?i:" + _ROLE_NOUNS_EN + r"))\b"
-    r"(?:\s+(?i:at|for|with)\s+(?P<org>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,2}))?"
-)
-ROLE_EN_IS = re.compile(r"(?i:\bmy (?:role|job title|job|position) is)\s+(?:an?\s+)?(?P<role>[\w -]{3,40}?)(?=[,.;!]|$)")
-ORG_EN = re.compile(r"(?i:\bi\s+(?:work|am working|'m working)\s+(?:at|for))\s+(?P<org>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,2})")
-FIRST_PERSON_EN = re.compile(r"(?i)(?<![A-Za-z])(?:i|i'm|i’m|my|me)(?![A-Za-z])")
-ROLE_ZH = re.compile(r"我是(?:一名|一个|一位|个|名)?(?P<role>[\u4e00-\u9fffA-Za-z]{0,8}?" + _ROLE_NOUNS_ZH + ")")
-ROLE_ZH_TRADE = re.compile(r"从事(?P<role>[\u4e00-\u9fff]{1,8}?(?:工作|行业))")
-ROLE_ZH_TITLE = re.compile(r"我的(?:职位|岗位|职业|工作)是\s*(?P<role>[\u4e00-\u9fffA-Za-z ]{2,16})")
-ORG_ZH_ROLE = re.compile(
-    r"我在(?P<org>[\u4e00-\u9fffA-Za-z0-9]{2,12}?)(?:做|当|担任)(?P<role>[\u4e00-\u9fffA-Za-z]{1,8}?"
-    + _ROLE_NOUNS_ZH + r"|[\u4e00-\u9fff]{2,6}开发)"
-)
-ORG_ZH = re.compile(r"我在(?P<org>[\u4e00-\u9fffA-Za-z0-9]{2,12}?)(?:工作|上班|任职|实习)")
-
-LOCATION_ZH = [
-    (re.compile(r"(?:之前|以前|原来)(?:住)?在[\u4e00-\u9fff]{2,6}?[，,、\s]*(?:现在|目前|如今)(?:长期|常驻|定居|住)?在" + _PLACE_ZH), True),
-    (re.compile(r"(?:搬到|搬去|搬家到|移居到?|调到)了?" + _PLACE_ZH), True),
-    (re.compile(r"我(?:现在|目前)?(?:住在|居住在|生活在|定居在|常驻)" + _PLACE_ZH), False),
-    (re.compile(r"(?:长期|常驻)在" + _PLACE_ZH), False),
-]
-LOCATION_EN = [
-    (re.compile(r"(?i:\bi\s+(?:just\s+|recently\s+)?(?:moved|relocated))\s+to\s+" + _PLACE_EN), True),
-    (re.compile(r"(?i:\bi\s+now\s+live)\s+in\s+" + _PLACE_EN), True),
-    (re.compile(r"(?i:\bi\s+(?:live|am living|'m living|reside))\s+in\s+" + _PLACE_EN), False),
-    (re.compile(r"(?i:\bi'?m\s+based|\bi\s+am\s+based)\s+in\s+" + _PLACE_EN), False),
-]
-LANGUAGE_ZH = [
-    re.compile(r"我的母语是\s*(?P<v>[\u4e00-\u9fff]{1,4}(?:语|话|文)?)"),
-    re.compile(r"我(?:会说|说|讲)(?P<v>[\u4e00-\u9fff]{1,4}(?:语|话))"),
-]
-LANGUAGE_EN = [
-    re.compile(r"(?i:\bmy (?:native|first|mother) (?:language|tongue) is)\s+(?P<v>[A-Z][a-z]+)"),
-    re.compile(r"(?i:\bi speak)\s+(?P<v>[A-Z][a-z]+)"),
-]
-PEN_NAME = [
-    re.compile(r"(?P<v>[\u4e00-\u9fff·]{1,8}|" + _NAME_LATIN + r"(?:\s" + _NAME_LATIN + r")?)\s*是我的笔名"),
-    re.compile(r"我的笔名(?:是|叫)\s*[「“\"]?(?P<v>[\u4e00-\u9fff·]{1,8}|" + _NAME_LATIN + r")"),
-    re.compile(r"(?:用|以)笔名\s*[「“\"]?(?P<v>[\u4e00-\u9fff·]{1,8}|" + _NAME_LATIN + r")"),
-    re.compile(r"(?i:\bmy pen ?name is)\s+(?P<v>" + _NAME_LATIN + r"(?:\s" + _NAME_LATIN + r")?)"),
-    re.compile(r"(?i:\bi write (?:under the (?:pen )?name|as))\s+(?P<v>" + _NAME_LATIN + r"(?:\s" + _NAME_LATIN + r")?)"),
-]
-
-HEALTH_ZH = re.compile(
-    r"糖尿病|高血压|心脏病|冠心病|哮喘|过敏|抑郁|焦虑症|癌|肿瘤|怀孕|孕期|失眠|病史|确诊|住院|手术|服药|吃药|胰岛素|"
-    r"血糖|血压|口渴|疲劳|乏力|头痛|头疼|发烧|咳嗽|胸闷|恶心"
-)
-HEALTH_EN = re.compile(
-    r"(?i)\b(?:diabet\w*|asthma|allerg\w*|depress\w*|anxiety disorder|cancer|tumou?r|pregnan\w*|insomnia|"
-    r"diagnos\w*|migraine|blood pressure|hypertension|surgery|medication|chronic \w+|adhd|insulin)\b"
-)
-LEGAL_ZH = re.compile(r"交通事故|车祸|诉讼|起诉|官司|仲裁|法院|判决|律师函|赔偿|离婚|纠纷|被告|原告|误工费|保险公司")
-LEGAL_EN = re.compile(
-    r"(?i)\b(?:lawsuit|sued|suing|sue|court|attorney|litigation|settlement|custody|divorce|arbitration|"
-    r"legal dispute|legal case|landlord dispute)\b"
-)
-
-CORRECTION_ZH = re.compile(r"(?:迁到|迁移到|迁移至|迁至|切到|切换到|换成|换到|改用|改成|转到|升级到|迁去)了?")
-CORRECTION_EN = re.compile(
-    r"(?i)\b(?:moved|migrated|switched|changed|ported|upgraded)\b(?:[^.;]*?)\bto\b|\bnow (?:uses|runs on|on)\b"
-)
-CORRECTION_MARKERS = re.compile(r"(?i)^(?:correction|update|actually)\b|更正|纠正一下|更新一下|补充更正")
-PAST_MARKERS = re.compile(r"(?i)原来|之前|以前|过去|曾经|\bused to\b|\bpreviously\b|\bformerly\b")
-PLAN_MARKERS = re.compile(
-    r"(?i)可能要|可能会|也许会?|打算|计划(?:要|把|在|下|明|今|将|于)|准备|考虑|想换|想用|想要换|\bmight\b|\bmay\b|\bplan(?:ning)? to\b|"
-    r"\bthinking (?:about|of)\b|\bconsidering\b|\bgoing to\b|\bcould switch\b"
-)
-USAGE_MARKERS = re.compile(
-    r"(?i)使用|用的是|采用|基于|跑在|部署在|用了|在用|用|\buses?\b|\busing\b|\bruns? on\b|\brunning on\b|"
-    r"\bbuilt (?:on|with)\b|\bbacked by\b|\bwritten in\b|\bpowered by\b|\bon\b|\bwith\b"
-)
-LIKING = re.compile(r"(?i)喜欢|偏好|最爱|\bprefer\b|\bi like\b|\bfavou?rite\b")
-
-PROJECT_ZH = re.compile(r"(?P<name>[A-Za-z0-9.+_\- \u4e00-\u9fff]*?)(?P<kind>项目|工程)")
-PROJECT_ZH_PREFIXES = (
-    "更新一下", "我们的", "我们", "我的", "我", "负责", "参与", "主导", "维护", "正在做", "在做", "做",
-    "一个", "这个", "那个", "该", "的", "个", "目前", "现在", "主要", "上周", "这周", "了",
-)
-PROJECT_EN = re.compile(
-    r"(?i:\b(?:our|my|the))\s+(?P<name>(?:[A-Za-z0-9][\w.+-]*\s+){0,2}?[A-Za-z0-9][\w.+-]*)\s+"
-    r"(?P<kind>(?i:project|service|app|application|system|platform|backend|api|website|pipeline))\b"
-)
-_PROJECT_EN_NOT_NAMES = {"new", "whole", "same", "other", "main", "current", "old", "this", "that", "entire"}
-WORKS_ON_ZH = re.compile(r"(?:^|我|主要)\s*(?:负责|在做|正在做|参与|主导|维护)")
-WORKS_ON_EN = re.compile(r"(?i)\bi\s+(?:work on|am working on|'m working on|lead|maintain|own|run|am responsible for)\b")
-
-ONE_OFF = re.compile(
-    r"(?i)今天|这次|这一次|本次|此次|这回|今晚|暂时|这个问题|\bthis time\b|\btoday\b|\bfor now\b|\bjust for this\b|"
-    r"\bfor this (?:one|answer|question|reply|conversation|chat)\b|\bright now\b"
-)
-STYLE_WORDS = re.compile(
-    r"(?i)短一|短点|简洁|简短|详细|简单|中文|英文|例子|示例|步骤|运行方式|注释|测试|生产实践|格式|列表|要点|表格|语气|"
-    r"正式|口语|markdown|\bbullet|\bshort\b|\bshorter\b|\bconcise|\bbrief|\bdetailed\b|\bexamples?\b|\btests?\b|"
-    r"\bcomments?\b|\bsteps\b|\bformat|\btone\b|\bformal\b|\bcasual\b|\benglish\b|\bchinese\b|\bgerman\b|"
-    r"\btype hints\b|\bplain language\b|\bemoji"
-)
-# A quality alone is not a preference ("帮我写测试" is a task): it needs a habit or a way of answering.
-REQUEST_WORDS = re.compile(
-    r"(?i)尽量|请|麻烦|回答|回复|写得|讲得|说得|以后|今后|总是|每次|始终|今天|这次|这一次|本次|\bplease\b|\bkeep\b|"
-    r"\balways\b|\bnever\b|\bprefer\b|\b(?:answer|reply|respond) in\b|\banswers\b|\breplies\b|\bresponses\b|"
-    r"\bthis time\b|\bfrom now on\b|\bdon't\b|\bdo not\b|\bavoid\b"
-)
-PREFERENCE_LEADS = re.compile(
-    r"(?i)^(?:(?:以后|今后|往后|从现在起|今天|这次|这一次|本次|此次|这回|今晚|暂时|麻烦|请你?|帮我|并且|而且|另外|还有|"
-    r"please|just this time|this time|for now|today|from now on|going forward|in future|in the future)[\s,，:：]*)+"
-)
-_EN_AND_SPLIT = re.compile(r"\s+and\s+(?=(?:always|never|include|use|add|keep|avoid|don't|do not|write|give|answer|reply)\b)", re.I)
-_LEADING_I = re.compile(r"(?i)^(?:我|i\s+|i'm\s+|i am\s+)")
-
-
-STATEMENTS = (*patterns_zh.STATEMENTS, *patterns_en.STATEMENTS)
-ORGANIZATIONS = (patterns_zh.ORGANIZATION, patterns_en.ORGANIZATION)
-SKIP = (*patterns_zh.SKIP, *patterns_en.SKIP)
-_NOT_AN_ORGANIZATION = ("一家", "一个", "某", "a ", "an ", "some ")
-_EN_CLAUSE = re.compile(r",\s+|\s+and\s+(?=my\b|i\b|i'm\b)", re.I)
-
-
 def _statement_parts(sentence: Span) -> list[Span]:
     """What of a sentence may state something: all of it, or its clauses without a masked
     credential ("我住在杭州，服务器密码是 [redacted …]") and before a trailing question
@@ -272,7 +123,7 @@ def _statement_parts(sentence: Span) -> list[Span]:
     question = _is_question(sentence)
     if not redacted and not question:
         return [sentence]
-    if re.search(r"[\u4e00-\u9fff]", sentence.text):
+    if _CJK.search(sentence.text):
         clauses = [Span(part.strip()) for part in re.split(r"[，,；;]", sentence.text) if part.strip(_STRIP)]
     else:
         clauses = [Span(part.strip()) for part in _EN_CLAUSE.split(sentence.text) if part.strip(_STRIP)]
@@ -353,38 +204,54 @@ class _MessageReader:
         return self.facts
 
     def _read_sentence(self, sentence: Span) -> None:
-        if any(pattern.search(sentence.text) for pattern in SKIP):
+        text = sentence.text
+        if any(pattern.search(text) for pattern in SKIP):
             return
-        plan = bool(PLAN_MARKERS.search(self._without_project_names(sentence.text)))
-        correction = bool(CORRECTION_MARKERS.search(sentence.text))
-        self._sensitive(sentence)
-        self._identity(sentence, plan=plan, correction=correction)
+        plan = bool(PLAN_MARKERS.search(self._without_project_names(text)))
+        correction = bool(CORRECTION_MARKERS.search(text))
+        languages = [language for language in LANGUAGES if language.SCRIPT.search(text)]
+        matched: set[str] = set()  # the ``first_of`` groups a statement already matched
+        for language in languages:
+            self._statements(_ABOUT_PEOPLE[language], sentence, plan=plan, correction=correction, matched=matched)
         self._projects(sentence, plan=plan, correction=correction)
         self._preferences(sentence)
-        self._statements(sentence, plan=plan, correction=correction)
+        for language in languages:  # read once the sentence's project is known
+            self._statements(_ABOUT_PROJECTS[language], sentence, plan=plan, correction=correction, matched=matched)
 
-    def _statements(self, sentence: Span, *, plan: bool, correction: bool) -> None:
+    def _statements(self, statements, sentence: Span, *, plan: bool, correction: bool, matched: set[str]) -> None:
         text, lower = sentence.text, sentence.lower
-        for pattern in ORGANIZATIONS:
-            name = pattern.find(text, lower)
-            if name and name not in CN_PLACES:
-                self._organization(name, sentence, kind=Kind.PLAN if plan else Kind.FACT)
-        for entry in STATEMENTS:
-            value = entry.find(text, lower)
+        for entry in statements:
+            if (entry.first_of and entry.first_of in matched) or not entry.applies(text, lower):
+                continue
+            value = entry.find(text)
             if not value:
                 continue
+            if entry.first_of:
+                matched.add(entry.first_of)
             kind = Kind.PLAN if plan and entry.kind == Kind.FACT else entry.kind
             supersedes = entry.supersedes or correction
-            if entry.entity == "user":
-                self.emit_user(entry.field, value, sentence, kind=kind, supersedes=supersedes)
-            elif entry.entity == "project" and self.current_project is not None:
-                project = self.current_project
-                self.emit(entity_type="project", entity_id=project.entity_id, entity_name=project.name,
-                          field=entry.field, value=value, evidence=sentence, kind=kind, supersedes=supersedes)
-            elif entry.entity == "organization" and self.current_organization is not None:
-                entity_id, name = self.current_organization
-                self.emit(entity_type="organization", entity_id=entity_id, entity_name=name, field=entry.field,
-                          value=value, evidence=sentence, kind=kind)
+            if entry.takes == VALUE:
+                self._state(entry, value, sentence, kind=kind, supersedes=supersedes)
+            elif entry.takes == SENTENCE:
+                self._state(entry, _LEADING_SELF.sub("", text), sentence, kind=kind, supersedes=supersedes)
+            elif entry.takes == CLAUSE:
+                for clause in _clauses(sentence):
+                    if entry.pattern.search(clause.text):
+                        self._state(entry, _LEADING_SELF.sub("", clause.text), clause, kind=kind, supersedes=supersedes)
+
+    def _state(self, entry, value: str, evidence: Span, *, kind: str, supersedes: bool) -> None:
+        if entry.entity == "user":
+            self.emit_user(entry.field, value, evidence, confidence=entry.confidence, kind=kind, supersedes=supersedes)
+        elif entry.entity == "organization" and entry.field == "name":
+            self._organization(value, evidence, kind=kind)
+        elif entry.entity == "organization" and self.current_organization is not None:
+            entity_id, name = self.current_organization
+            self.emit(entity_type="organization", entity_id=entity_id, entity_name=name, field=entry.field,
+                      value=value, evidence=evidence, confidence=entry.confidence, kind=kind)
+        elif entry.entity == "project" and self.current_project is not None:
+            project = self.current_project
+            self.emit(entity_type="project", entity_id=project.entity_id, entity_name=project.name, field=entry.field,
+                      value=value, evidence=evidence, confidence=entry.confidence, kind=kind, supersedes=supersedes)
 
     def _without_project_names(self, text: str) -> str:
         # "星图计划现在用 TiDB" states a fact: the 计划 is part of a name, not a plan.
@@ -393,114 +260,6 @@ class _MessageReader:
             if alias in lower:
                 lower = lower.replace(alias, " ")
         return lower
-
-    def _sensitive(self, sentence: Span) -> None:
-        lower = sentence.lower
-        zh_first_person = "我" in sentence.text
-        en_first_person = bool(FIRST_PERSON_EN.search(sentence.text))
-        if HEALTH_ZH.search(sentence.text) and zh_first_person:
-            for clause in _clauses(sentence):
-                if HEALTH_ZH.search(clause.text):
-                    self.emit_user("health", _LEADING_I.sub("", clause.text), clause)
-        elif HEALTH_EN.search(lower) and en_first_person:
-            self.emit_user("health", _LEADING_I.sub("", sentence.text), sentence)
-        if LEGAL_ZH.search(sentence.text) or (LEGAL_EN.search(lower) and en_first_person):
-            self.emit_user("legal_matter", _LEADING_I.sub("", sentence.text), sentence)
-
-    def _identity(self, sentence: Span, *, plan: bool, correction: bool) -> None:
-        text, lower = sentence.text, sentence.lower
-        kind = Kind.PLAN if plan else Kind.FACT
-        if "我" in text:
-            self._identity_zh(sentence, kind=kind, correction=correction)
-        if "i" in lower and FIRST_PERSON_EN.search(text):
-            self._identity_en(sentence, kind=kind, correction=correction)
-        if "笔名" in text or "pen name" in lower or "write under" in lower or "write as" in lower:
-            for pattern in PEN_NAME:
-                match = pattern.search(text)
-                if match:
-                    self.emit_user("relation:pen_name", match.group("v"), sentence, kind=Kind.RELATION)
-                    break
-
-    def _identity_zh(self, sentence: Span, *, kind: str, correction: bool) -> None:
-        text = sentence.text
-        if "叫" in text or "名字" in text:
-            for pattern in NAME_ZH:
-                match = pattern.search(text)
-                if match:
-                    self.emit_user("name", match.group("v"), sentence, confidence=EXPLICIT, kind=kind)
-                    break
-        if "我是" in text:
-            match = NAME_ZH_IS.search(text)
-            if match and match.group("v")[0] in CN_SURNAMES | set("ABCDEFGHIJKLMNOPQRSTUVWXYZ"):
-                if not re.search(_ROLE_NOUNS_ZH, match.group("v")):
-                    self.emit_user("name", match.group("v"), sentence, kind=kind)
-            match = ROLE_ZH.search(text)
-            if match:
-                self.emit_user("role", match.group("role"), sentence, kind=kind)
-        if "从事" in text:
-            match = ROLE_ZH_TRADE.search(text)
-            if match:
-                self.emit_user("role", match.group("role"), sentence, kind=kind)
-        if "我的" in text:
-            match = ROLE_ZH_TITLE.search(text)
-            if match:
-                self.emit_user("role", match.group("role"), sentence, kind=kind)
-        if "我在" in text:
-            match = ORG_ZH_ROLE.search(text) or ORG_ZH.search(text)
-            if match:
-                place = match.group("org")
-                if place in CN_PLACES:
-                    self.emit_user("location", place, sentence, kind=kind, supersedes=correction)
-                elif place.endswith(_ORG_SUFFIXES) or re.match(r"[A-Z]", place):
-                    self._organization(place, sentence, kind=kind)
-                if "role" in match.groupdict() and match.group("role"):
-                    self.emit_user("role", match.group("role"), sentence, kind=kind)
-        if "在" in text or "搬" in text or "移居" in text:
-            for pattern, supersedes in LOCATION_ZH:
-                match = pattern.search(text)
-                if match:
-                    self.emit_user("location", match.group("v"), sentence, kind=kind, supersedes=supersedes or correction)
-                    break
-        if "语" in text or "话" in text:
-            for pattern in LANGUAGE_ZH:
-                match = pattern.search(text)
-                if match:
-                    self.emit_user("language", match.group("v"), sentence, kind=kind)
-                    break
-
-    def _identity_en(self, sentence: Span, *, kind: str, correction: bool) -> None:
-        text, lower = sentence.text, sentence.lower
-        if "name" in lower or "i'm" in lower or "i’m" in lower or "i am" in lower or "this is" in lower or "call me" in lower:
-            for pattern, confidence in NAME_EN:
-                match = pattern.search(text)
-                if match and match.group("v").split()[0] not in _NOT_NAMES_EN:
-                    self.emit_user("name", match.group("v"), sentence, confidence=confidence, kind=kind)
-                    break
-        match = ROLE_EN_AT.search(text) if (" a " in lower or " an " in lower) else None
-        if match:
-            self.emit_user("role", match.group("role"), sentence, kind=kind)
-            if match.group("org"):
-                self._organization(match.group("org"), sentence, kind=kind)
-        elif "my " in lower:
-            match = ROLE_EN_IS.search(text)
-            if match:
-                self.emit_user("role", match.group("role"), sentence, kind=kind)
-        if " work" in lower:
-            match = ORG_EN.search(text)
-            if match:
-                self._organization(match.group("org"), sentence, kind=kind)
-        if " in " in lower or " to " in lower:
-            for pattern, supersedes in LOCATION_EN:
-                match = pattern.search(text)
-                if match:
-                    self.emit_user("location", match.group("v"), sentence, kind=kind, supersedes=supersedes or correction)
-                    break
-        if "speak" in lower or "language" in lower or "tongue" in lower:
-            for pattern in LANGUAGE_EN:
-                match = pattern.search(text)
-                if match:
-                    self.emit_user("language", match.group("v"), sentence, kind=kind)
-                    break
 
     def _organization(self, name: str, sentence: Span, *, kind: str) -> None:
         name = _clean(name)
@@ -514,25 +273,25 @@ class _MessageReader:
 
     # -- projects ----------------------------------------------------------------------
     def _named_project(self, clause: Span) -> _Project | None:
-        text = clause.text
-        if "项目" in text or "工程" in text:
-            match = PROJECT_ZH.search(text)
-            if match:
-                name = match.group("name").strip()
+        text, lower = clause.text, clause.lower
+        for language in LANGUAGES:
+            naming = language.PROJECT
+            match = naming.pattern.search(text) if any(word in lower for word in naming.guard) else None
+            if match is None:
+                continue
+            name = match.group("name").strip()
+            if naming.strip:
                 changed = True
                 while changed and name:
                     changed = False
-                    for prefix in PROJECT_ZH_PREFIXES:
+                    for prefix in naming.strip:
                         if name.startswith(prefix):
                             name, changed = name[len(prefix):].strip(), True
-                if name:
-                    return _Project(project_entity_id(name), f"{name}{match.group('kind')}")
+            if name and name.split()[0].lower() not in naming.not_names:
+                name = f"{name}{naming.joiner}{match.group('kind')}"
+                return _Project(project_entity_id(name), name)
+            if not name and naming.bare_means_current:
                 return self.current_project  # "项目使用 MySQL": the project just named
-        match = PROJECT_EN.search(text)
-        if match and match.group("name").split()[0].lower() not in _PROJECT_EN_NOT_NAMES:
-            name = f"{match.group('name')} {match.group('kind')}"
-            return _Project(project_entity_id(name), name)
-        lower = clause.lower
         for alias, project in self._known_projects:
             if alias in lower:
                 return project
@@ -555,13 +314,14 @@ class _MessageReader:
     def _projects(self, sentence: Span, *, plan: bool, correction: bool) -> None:
         text = sentence.text
         has_tech = bool(_TECH_PATTERN.search(text))
-        if not has_tech and "项目" not in text and "工程" not in text and not PROJECT_EN.search(text):
+        if not has_tech and not any(language.PROJECT.mentioned(text, sentence.lower) for language in LANGUAGES):
             return
+        # English prose is read whole; Chinese clause by clause ("我负责支付项目，项目使用 MySQL").
         for clause in _clauses(sentence) if not re.search(r"[A-Za-z]{3,} [A-Za-z]{3,}", text) else [sentence]:
             project = self._named_project(clause)
             if project is not None:
                 self.current_project = project
-                if WORKS_ON_ZH.search(clause.text) or WORKS_ON_EN.search(clause.text):
+                if WORKS_ON.search(clause.text):
                     self.emit_user("relation:works_on", f"project:{project.entity_id}", sentence, kind=Kind.RELATION)
             if has_tech:
                 clause_plan = bool(PLAN_MARKERS.search(self._without_project_names(clause.text)))
@@ -573,7 +333,7 @@ class _MessageReader:
         text = re.sub(re.escape(project.name), " ", clause.text, flags=re.I) if project else clause.text
         if project is None or LIKING.search(text):
             return
-        moved = CORRECTION_ZH.search(text) or CORRECTION_EN.search(text)
+        moved = next((found for found in (pattern.search(text) for pattern in MOVED) if found), None)
         if moved:
             scope_text, supersedes = text[moved.end():], True
         elif PAST_MARKERS.search(text):
@@ -586,7 +346,7 @@ class _MessageReader:
         confidence = STATED if plan else EXPLICIT
         for match in _TECH_PATTERN.finditer(scope_text):
             token = match.group(1).lower()
-            field = "database" if token in DATABASES else "tech_stack"
+            field = "database" if token in tech.DATABASES else "tech_stack"
             self.emit(entity_type="project", entity_id=project.entity_id, entity_name=project.name, field=field,
                       value=_TECH[token], evidence=sentence, confidence=confidence, kind=kind,
                       supersedes=supersedes and field == "database")
@@ -596,15 +356,15 @@ class _MessageReader:
         text = sentence.text
         if not (STYLE_WORDS.search(text) or LIKING.search(text)):
             return
-        if re.search(r"[\u4e00-\u9fff]", text):
+        if _CJK.search(text):
             parts = _clauses(sentence)
         else:
-            parts = [Span(part) for part in _EN_AND_SPLIT.split(text.strip(_STRIP))]
+            parts = [Span(part) for part in patterns_en.REQUEST_SPLIT.split(text.strip(_STRIP))]
         one_off_sentence = bool(ONE_OFF.search(text))
         for part in parts:
             if LIKING.search(part.text) and not STYLE_WORDS.search(part.text):
-                if re.search(r"最喜欢|偏好|\bprefer\b|\bfavou?rite\b|更喜欢", part.text):
-                    self.emit_user("preference", _LEADING_I.sub("", part.text), part)
+                if FAVOURITE.search(part.text):
+                    self.emit_user("preference", _LEADING_SELF.sub("", part.text), part)
                 continue
             if not (STYLE_WORDS.search(part.text) and REQUEST_WORDS.search(part.text)):
                 continue

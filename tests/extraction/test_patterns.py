@@ -50,3 +50,22 @@ def test_nothing_about_the_user_is_read_from_others_or_hypotheticals(text):
 def test_a_masked_credential_spoils_only_its_clause():
     assert read("我住在杭州，服务器密码是 Pa55w0rd-long-secret。") == {("user", "location", "杭州", "fact")}
     assert read("My name is Eve and my AWS key is AKIAIOSFODNN7EXAMPLE.") == {("user", "name", "Eve", "fact")}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Actually, my name is Robert, not Bob.", ("name", "Robert")),
+    ("更正一下，我叫张伟，不叫张维。", ("name", "张伟")),
+    ("纠正一下，我不是产品经理，我是项目经理。", ("role", "项目经理")),
+    ("Actually I'm a staff engineer now, not a senior engineer.", ("role", "staff engineer")),
+])
+def test_a_corrected_statement_replaces_the_old_value(text, expected):
+    context = item_context(EvalItem("x", (("user", text),), ()))
+    found = {(c.field, c.value): c.supersedes for c in RuleExtractor().extract(context).candidates}
+    assert found[expected] is True
+
+
+def test_alternative_phrasings_of_one_statement_yield_one_value():
+    # The first location pattern that matches wins: the old city is not proposed too.
+    assert {item for item in read("我之前在北京，现在在上海。") if item[1] == "location"} == {
+        ("user", "location", "上海", "fact")
+    }

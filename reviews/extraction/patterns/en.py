@@ -1,24 +1,91 @@
 """English statements the rule extractor reads (see ``patterns/__init__.py``)."""
+import re
+
 from ...models import Kind
-from . import skip, statement
+from . import EXPLICIT, NAME_LATIN, SENTENCE, ProjectNaming, skip, statement
+
+SCRIPT = re.compile(r"[A-Za-z]")  # the sentences these statements are tried on
+FIRST_PERSON = re.compile(r"(?i)(?<![A-Za-z])(?:i|i'm|i’m|my|me)(?![A-Za-z])")
 
 _PLACE = r"(?P<v>[A-Z][\w.'-]+(?:[ ]+[A-Z][\w.'-]+){0,2})"
-
 _NAME = r"(?P<v>[A-Z][A-Za-z'’-]{1,30})"
 _NOT_NAMES = frozenset({"not", "just", "great", "fine", "good", "it", "the", "a", "an", "my", "our", "what", "how"})
+# "I'm Not sure", "I am Based in…": capitalised words that are not names.
+_NOT_NAME_WORDS = (
+    "Not", "Also", "Just", "Really", "So", "Very", "Going", "Trying", "Working", "Looking", "Sorry", "Glad",
+    "Happy", "Here", "Back", "Fine", "Good", "Okay", "Ok", "Still", "Currently", "Now", "In", "At", "A", "An",
+    "The", "From", "Based", "Living", "Learning", "Using", "Building", "Done", "Sure", "Thinking", "Afraid",
+    "Interested", "New", "Moving", "Responsible", "Ready", "Curious", "Stuck", "Writing", "Planning",
+)
+_FULL_NAME = (r"(?P<v>(?!(?:" + "|".join(_NOT_NAME_WORDS) + r")(?![A-Za-z'’-]))" + NAME_LATIN
+              + r"(?:\s" + NAME_LATIN + r")?)")
+_FIRST_NAME = r"(?P<v>(?!(?:" + "|".join(_NOT_NAME_WORDS) + r")(?![A-Za-z'’-]))" + NAME_LATIN + r")"
+_ROLE_NOUNS = (
+    r"(?:engineer|developer|programmer|manager|designer|scientist|analyst|architect|lead|student(?! loan)|teacher|"
+    r"professor|consultant|researcher|writer|founder|co-founder|cto|ceo|cfo|administrator|admin|doctor|nurse|"
+    r"lawyer|accountant|marketer|intern|sre|editor|translator|product owner)"
+)
+_ORG = r"[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,2}"
+_A_ROLE = r"(?i:\b(?:an?))\s+(?:[A-Za-z-]+\s+){0,3}?(?i:" + _ROLE_NOUNS + r")\b"
+_HEALTH = (
+    r"(?i)\b(?:diabet\w*|asthma|allerg\w*|depress\w*|anxiety disorder|cancer|tumou?r|pregnan\w*|insomnia|"
+    r"diagnos\w*|migraine|blood pressure|hypertension|surgery|medication|chronic \w+|adhd|insulin)\b"
+)
+_LEGAL = (
+    r"(?i)\b(?:lawsuit|sued|suing|sue|court|attorney|litigation|settlement|custody|divorce|arbitration|"
+    r"legal dispute|legal case|landlord dispute)\b"
+)
+NOT_AN_ORGANIZATION = ("a ", "an ", "some ")
 
 STATEMENTS = [
+    # health and legal matters (sensitive): the sentence that says it
+    statement("health", _HEALTH, requires=FIRST_PERSON, takes=SENTENCE, first_of="health"),
+    statement("legal_matter", _LEGAL, requires=FIRST_PERSON, takes=SENTENCE),
     # name
+    statement("name", r"(?i:\bmy name is)\s+" + _FULL_NAME, "name", requires=FIRST_PERSON, confidence=EXPLICIT,
+              first_of="en-name"),
+    statement("name", r"(?i:\bcall me)\s+" + _FIRST_NAME, "call me", requires=FIRST_PERSON, first_of="en-name"),
+    statement("name", r"(?i:(?<![A-Za-z])(?:i'm|i’m|i am|this is))\s+" + _FIRST_NAME + r"\b",
+              ("i'm", "i’m", "i am", "this is"), requires=FIRST_PERSON, first_of="en-name"),
+    # role, and where: "a data engineer at Acme", "my job title is…"
+    statement("role", r"(?i:\b(?:an?))\s+(?P<v>(?:[A-Za-z-]+\s+){0,3}?(?i:" + _ROLE_NOUNS + r"))\b", (" a ", " an "),
+              requires=FIRST_PERSON, first_of="en-role"),
+    statement("role", r"(?i:\bmy (?:role|job title|job|position) is)\s+(?:an?\s+)?(?P<v>[\w -]{3,40}?)(?=[,.;!]|$)",
+              "my ", requires=FIRST_PERSON, first_of="en-role"),
+    statement("name", _A_ROLE + r"\s+(?i:at|for|with)\s+(?P<v>" + _ORG + ")", (" a ", " an "), requires=FIRST_PERSON,
+              entity="organization"),
+    statement("name", r"(?i:\bi\s+(?:work|am working|'m working)\s+(?:at|for))\s+(?P<v>" + _ORG + ")", " work",
+              requires=FIRST_PERSON, entity="organization"),
+    # location
+    statement("location", r"(?i:\bi\s+(?:just\s+|recently\s+)?(?:moved|relocated))\s+to\s+" + _PLACE, (" to ",),
+              requires=FIRST_PERSON, supersedes=True, first_of="en-location"),
+    statement("location", r"(?i:\bi\s+now\s+live)\s+in\s+" + _PLACE, (" in ",), requires=FIRST_PERSON,
+              supersedes=True, first_of="en-location"),
+    statement("location", r"(?i:\bi\s+(?:live|am living|'m living|reside))\s+in\s+" + _PLACE, (" in ",),
+              requires=FIRST_PERSON, first_of="en-location"),
+    statement("location", r"(?i:\bi'?m\s+based|\bi\s+am\s+based)\s+in\s+" + _PLACE, (" in ",), requires=FIRST_PERSON,
+              first_of="en-location"),
+    # language
+    statement("language", r"(?i:\bmy (?:native|first|mother) (?:language|tongue) is)\s+(?P<v>[A-Z][a-z]+)",
+              ("language", "tongue"), requires=FIRST_PERSON, first_of="en-language"),
+    statement("language", r"(?i:\bi speak)\s+(?P<v>[A-Z][a-z]+)", "speak", requires=FIRST_PERSON, first_of="en-language"),
+    # a pen name
+    statement("relation:pen_name", r"(?i:\bmy pen ?name is)\s+(?P<v>" + NAME_LATIN + r"(?:\s" + NAME_LATIN + r")?)",
+              ("pen name", "penname"), kind=Kind.RELATION, first_of="pen_name"),
+    statement("relation:pen_name", r"(?i:\bi write (?:under the (?:pen )?name|as))\s+(?P<v>" + NAME_LATIN + r"(?:\s"
+              + NAME_LATIN + r")?)", ("write under", "write as"), kind=Kind.RELATION, first_of="pen_name"),
+    # Organisations joined: "I just joined Contoso", "I'm employed by Hooli".
+    statement("name", r"(?i:\bi(?: just)? joined|\bi(?:'m| am) employed by)\s+(?P<v>" + _ORG + ")",
+              ("joined", "employed by"), entity="organization"),
+    # more ways of giving a name, a role, a place
     statement("name", r"(?i:\bcall me)\s+" + _NAME + r"\b", "call me", not_values=_NOT_NAMES),
     statement("name", r"(?i:\bthis is)\s+" + _NAME + r"\s*[.!]?$", "this is", not_values=_NOT_NAMES),
     statement("name", r"(?i:\bmy name['’]s)\s+" + _NAME, ("name's", "name’s"), not_values=_NOT_NAMES),
-    # location
     statement("location", r"(?i:\bliving in)\s+" + _PLACE, "living in"),
     statement("location", r"(?i:\bi(?:'m| am) (?:planning|going|thinking about|hoping) to move to)\s+" + _PLACE,
               "to move to", kind=Kind.PLAN),
     statement("location", r"(?i:\b(?:we|i) moved to)\s+" + _PLACE, "moved to", supersedes=True),
     statement("location", r"(?i:\bbut i live in)\s+" + _PLACE, "but i live in"),
-    # role
     statement("role", r"(?i:\bi (?:recently |just )?became an?)\s+(?P<v>[a-z][\w -]{2,40}?)(?=[,.;!]|$)", "became"),
     statement("role", r"(?i:\bi work as an?)\s+(?P<v>[a-z][\w -]{2,40}?)(?=[,.;!]|$)", "work as"),
     statement("role", r"(?i:\bi(?:'m| am) an?)\s+(?P<v>[\w-]+ (?:student|teacher))\b", ("student", "teacher")),
@@ -35,10 +102,41 @@ STATEMENTS = [
     statement("status", r"(?i)\blaunched\b", "launched", entity="project", value="launched"),
 ]
 
-# Organisations joined: "I just joined Contoso", "I'm employed by Hooli".
-ORGANIZATION = statement(
-    "name", r"(?i:\bi(?: just)? joined|\bi(?:'m| am) employed by)\s+(?P<v>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,2})",
-    ("joined", "employed by"), entity="organization",
+# "our billing service", "the Flask migration project".
+PROJECT = ProjectNaming(
+    pattern=re.compile(
+        r"(?i:\b(?:our|my|the))\s+(?P<name>(?:[A-Za-z0-9][\w.+-]*\s+){0,2}?[A-Za-z0-9][\w.+-]*)\s+"
+        r"(?P<kind>(?i:project|service|app|application|system|platform|backend|api|website|pipeline))\b"
+    ),
+    guard=("project", "service", "app", "system", "platform", "backend", "api", "website", "pipeline"),
+    joiner=" ",
+    not_names=frozenset({"new", "whole", "same", "other", "main", "current", "old", "this", "that", "entire"}),
+)
+
+MARKERS = {
+    "plan": r"\bmight\b|\bmay\b|\bplan(?:ning)? to\b|\bthinking (?:about|of)\b|\bconsidering\b|\bgoing to\b|"
+            r"\bcould switch\b",
+    "correction": r"^(?:correction|update|actually)\b",
+    "moved": r"\b(?:moved|migrated|switched|changed|ported|upgraded)\b(?:[^.;]*?)\bto\b|\bnow (?:uses|runs on|on)\b",
+    "past": r"\bused to\b|\bpreviously\b|\bformerly\b",
+    "uses": r"\buses?\b|\busing\b|\bruns? on\b|\brunning on\b|\bbuilt (?:on|with)\b|\bbacked by\b|\bwritten in\b|"
+            r"\bpowered by\b|\bon\b|\bwith\b",
+    "works_on": r"\bi\s+(?:work on|am working on|'m working on|lead|maintain|own|run|am responsible for)\b",
+    "liking": r"\bprefer\b|\bi like\b|\bfavou?rite\b",
+    "favourite": r"\bprefer\b|\bfavou?rite\b",
+    "style": r"markdown|\bbullet|\bshort\b|\bshorter\b|\bconcise|\bbrief|\bdetailed\b|\bexamples?\b|\btests?\b|"
+             r"\bcomments?\b|\bsteps\b|\bformat|\btone\b|\bformal\b|\bcasual\b|\benglish\b|\bchinese\b|\bgerman\b|"
+             r"\btype hints\b|\bplain language\b|\bemoji",
+    "request": r"\bplease\b|\bkeep\b|\balways\b|\bnever\b|\bprefer\b|\b(?:answer|reply|respond) in\b|\banswers\b|"
+               r"\breplies\b|\bresponses\b|\bthis time\b|\bfrom now on\b|\bdon't\b|\bdo not\b|\bavoid\b",
+    "one_off": r"\bthis time\b|\btoday\b|\bfor now\b|\bjust for this\b|"
+               r"\bfor this (?:one|answer|question|reply|conversation|chat)\b|\bright now\b",
+    "request_lead": r"please|just this time|this time|for now|today|from now on|going forward|in future|in the future",
+    "self": r"i\s+|i'm\s+|i am\s+",
+}
+# Two requests in one sentence: "keep it short and always add tests".
+REQUEST_SPLIT = re.compile(
+    r"\s+and\s+(?=(?:always|never|include|use|add|keep|avoid|don't|do not|write|give|answer|reply)\b)", re.I
 )
 
 SKIP = [
