@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from django.db import transaction
 from django.utils import timezone
@@ -21,6 +21,10 @@ from django.utils.translation import gettext as _
 from .middleware import current_request_id
 from .models import AuditChainHead, AuditEvent, AuditPayload
 from .normalize import digest_matches, keyed_digest
+
+if TYPE_CHECKING:
+    from .actors import Actor
+    from .models import Subject
 
 GENESIS_HASH = "0" * 64
 
@@ -37,6 +41,22 @@ class EventDraft:
     reason: str = ""
     reason_code: str = ""
     extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def about(
+        cls, object_type: str, object_id: str | int, action: str, *, subject: Subject, actor: Actor, **recorded
+    ) -> EventDraft:
+        """The event of a change to one object of one subject's memory, the form most take:
+        the actor rendered once, the subject named by its user id. ``recorded`` holds the
+        rest (before, after, reason, reason_code)."""
+        return cls(
+            actor=str(actor),
+            action=action,
+            object_type=object_type,
+            object_id=object_id,
+            subject_user_id=subject.user_id,
+            **recorded,
+        )
 
 
 def event_hash(*, prev_hash: str, event: AuditEvent) -> str:

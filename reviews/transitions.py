@@ -147,19 +147,25 @@ def fact_trace(fact: Fact) -> dict:
     }
 
 
+def fact_event(fact: Fact, action: AuditAction, *, subject: Subject, actor: Actor, **recorded) -> EventDraft:
+    """The event of a change to one of ``subject``'s facts (``recorded``: before, after, reason…)."""
+    return EventDraft.about("fact", fact.pk, action, subject=subject, actor=actor, **recorded)
+
+
+def candidate_event(
+    candidate_id: int, action: AuditAction, *, subject: Subject, actor: Actor, **recorded
+) -> EventDraft:
+    """The event of a change to one of ``subject``'s candidates, by id: the bulk transitions
+    hold ids, not rows."""
+    return EventDraft.about("candidate", candidate_id, action, subject=subject, actor=actor, **recorded)
+
+
 def fact_retired_event(
     *, fact: Fact, subject: Subject, actor: Actor, action: AuditAction, reason: str = "", reason_code: str = ""
 ) -> EventDraft:
     """An event about a fact leaving publication, naming it by :func:`fact_trace` (no value)."""
-    return EventDraft(
-        actor=str(actor),
-        action=action,
-        object_type="fact",
-        object_id=fact.pk,
-        subject_user_id=subject.user_id,
-        before=fact_trace(fact),
-        reason=reason,
-        reason_code=reason_code,
+    return fact_event(
+        fact, action, subject=subject, actor=actor, before=fact_trace(fact), reason=reason, reason_code=reason_code
     )
 
 
@@ -172,12 +178,11 @@ def fact_contest(
     fact.status = FACT_CONTEST.target
     fact.updated_at = now
     fact.save(update_fields=["status", "updated_at"])
-    return EventDraft(
-        actor=str(actor),
-        action=FACT_CONTEST.action,
-        object_type="fact",
-        object_id=fact.pk,
-        subject_user_id=subject.user_id,
+    return fact_event(
+        fact,
+        FACT_CONTEST.action,
+        subject=subject,
+        actor=actor,
         before=before,
         after={"status": fact.status, "candidate_id": candidate_id},
         reason=note,
@@ -232,20 +237,12 @@ def facts_end(
 def candidate_submitted(candidate: Candidate, *, subject: Subject, actor: Actor, payload: dict) -> list[EventDraft]:
     """A new candidate and the state the policy gave it on arrival (SPEC §3): two events."""
     return [
-        EventDraft(
-            actor=str(actor),
-            action=AuditAction.CANDIDATE_SUBMITTED,
-            object_type="candidate",
-            object_id=candidate.pk,
-            subject_user_id=subject.user_id,
-            after=payload,
-        ),
-        EventDraft(
-            actor=str(POLICY),
-            action=AuditAction.policy_outcome(candidate.status),
-            object_type="candidate",
-            object_id=candidate.pk,
-            subject_user_id=subject.user_id,
+        candidate_event(candidate.pk, AuditAction.CANDIDATE_SUBMITTED, subject=subject, actor=actor, after=payload),
+        candidate_event(
+            candidate.pk,
+            AuditAction.policy_outcome(candidate.status),
+            subject=subject,
+            actor=POLICY,
             after={"status": candidate.status, "reason": candidate.reason},
             reason_code=candidate.reason,
         ),
@@ -300,12 +297,11 @@ def candidate_decide(
     for name, value in changes.items():
         setattr(candidate, name, value)
     candidate.save()
-    return EventDraft(
-        actor=str(actor),
-        action=action or transition.action,
-        object_type="candidate",
-        object_id=candidate.pk,
-        subject_user_id=subject.user_id,
+    return candidate_event(
+        candidate.pk,
+        action or transition.action,
+        subject=subject,
+        actor=actor,
         before=before,
         after={"status": candidate.status, "version": candidate.version, **(after or {})},
         reason=note,
@@ -344,12 +340,11 @@ def candidates_close(
         **cleared,
     )
     return [
-        EventDraft(
-            actor=str(actor),
-            action=transition.action,
-            object_type="candidate",
-            object_id=pk,
-            subject_user_id=subject.user_id,
+        candidate_event(
+            pk,
+            transition.action,
+            subject=subject,
+            actor=actor,
             before={"status": status, "version": version},
             after={"status": transition.target, **(after or {})},
             reason_code=reason,
@@ -394,12 +389,11 @@ def candidate_decision_undone(
         setattr(candidate, name, value)
     candidate.version += 1
     candidate.save()
-    return EventDraft(
-        actor=str(actor),
-        action=transition.action,
-        object_type="candidate",
-        object_id=candidate.pk,
-        subject_user_id=subject.user_id,
+    return candidate_event(
+        candidate.pk,
+        transition.action,
+        subject=subject,
+        actor=actor,
         before=before,
         after={"status": candidate.status, "version": candidate.version, "value": candidate.value, **(after or {})},
         reason_code=undone,
@@ -422,12 +416,11 @@ def candidates_reopen(
             status=transition.target, reason=reason, version=F("version") + 1
         )
         events.append(
-            EventDraft(
-                actor=str(actor),
-                action=transition.action,
-                object_type="candidate",
-                object_id=pk,
-                subject_user_id=subject.user_id,
+            candidate_event(
+                pk,
+                transition.action,
+                subject=subject,
+                actor=actor,
                 before={"status": status, "version": version},
                 after={"status": transition.target, "version": version + 1, "by_undo_of": by_candidate},
                 reason_code=reason,

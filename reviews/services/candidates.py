@@ -800,14 +800,8 @@ def _fact_undone(fact: Fact, found: dict | None, *, candidate: Candidate, subjec
             reason="undo",
             created_at=now,
         )
-    return EventDraft(
-        actor=str(actor),
-        action=action,
-        object_type="fact",
-        object_id=fact.pk,
-        subject_user_id=subject.user_id,
-        before=before,
-        after={**fact_payload(fact), "status": fact.status},
+    return transitions.fact_event(
+        fact, action, subject=subject, actor=actor, before=before, after={**fact_payload(fact), "status": fact.status}
     )
 
 

@@ -168,15 +168,8 @@ def fact_publish(
     )
     fact.entity = candidate.entity
     events.append(
-        EventDraft(
-            actor=str(actor),
-            action=action,
-            object_type="fact",
-            object_id=fact.pk,
-            subject_user_id=subject.user_id,
-            before=before,
-            after=fact_payload(fact),
-            reason_code=reason,
+        transitions.fact_event(
+            fact, action, subject=subject, actor=actor, before=before, after=fact_payload(fact), reason_code=reason
         )
     )
     if rule.cardinality == Cardinality.ONE and candidate.scope == MemoryScope.LONG_TERM:
@@ -194,12 +187,11 @@ def _merge_duplicate(
     fact.provenance = _with_provenance(fact.provenance, _provenance_entry(candidate, now))
     fact.updated_at = now
     fact.save(update_fields=["confidence", "provenance", "updated_at"])
-    return EventDraft(
-        actor=str(actor),
-        action=AuditAction.FACT_MERGED,
-        object_type="fact",
-        object_id=fact.pk,
-        subject_user_id=subject.user_id,
+    return transitions.fact_event(
+        fact,
+        AuditAction.FACT_MERGED,
+        subject=subject,
+        actor=actor,
         before=before,
         after={"confidence": fact.confidence, "candidate_id": candidate.pk},
         reason_code=reason,
@@ -373,12 +365,11 @@ def fact_edit(
     )
     audit.record(
         tenant.pk,
-        EventDraft(
-            actor=str(actor),
-            action=AuditAction.FACT_EDITED,
-            object_type="fact",
-            object_id=fact.pk,
-            subject_user_id=subject.user_id,
+        transitions.fact_event(
+            fact,
+            AuditAction.FACT_EDITED,
+            subject=subject,
+            actor=actor,
             before=before,
             after=fact_payload(fact),
             reason=reason,
