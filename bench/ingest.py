@@ -6,7 +6,10 @@
    (``--broker``, default ``memory://``: published, never run), so this measures what a
    request does. Target: 1,000 messages/s.
 2. **Rule extractor**: ``RuleExtractor.extract`` alone over the demo conversations (with
-   their thread history), in this one process. Target: 2,000 messages/s per core.
+   their thread history), in this one process, in wall time and in this process's CPU time
+   (``time.process_time``: what a core spends, honest on a shared machine), then
+   ``rules-1`` (from the repository's history) the same way for the ratio. Target: 2,000
+   messages per CPU second.
 3. **Pipeline**: ``message_extract`` over stored messages: context from the database,
    extraction, the policy and the candidates, the audit events — what one worker process
    does per message.
@@ -98,9 +101,44 @@ def bench_accept(tenant, bodies, broker: str) -> None:
           f"{len(bodies) / elapsed:,.1f} requests/s; tasks still being published after the last answer: {drained:.2f} s")
 
 
+# The rule extractor as it was before its statements became data, for the ratio.
+RULES_1_COMMIT = "b58ab76^"
+
+
+def rules_1_extractor():
+    """``rules-1`` loaded from the repository's history (None without git or history)."""
+    import importlib.util
+    import subprocess
+
+    try:
+        source = subprocess.run(
+            ["git", "-C", str(ROOT), "show", f"{RULES_1_COMMIT}:reviews/extraction/rules.py"],
+            capture_output=True, text=True, check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    spec = importlib.util.spec_from_loader("reviews.extraction._rules_1", loader=None)
+    module = importlib.util.module_from_spec(spec)
+    module.__package__ = "reviews.extraction"
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    exec(compile(source, "rules-1", "exec"), module.__dict__)  # noqa: S102 - the project's own history
+    return module.RuleExtractor()
+
+
+def _time_rules(extractor, contexts, seconds: float) -> tuple[int, int, float, float]:
+    """Messages done, candidates found, wall seconds and CPU seconds of this process."""
+    done = found = 0
+    start, cpu_start = time.perf_counter(), time.process_time()
+    while time.perf_counter() - start < seconds:
+        for context in contexts:
+            found += len(extractor.extract(context).candidates)
+            done += 1
+    return done, found, time.perf_counter() - start, time.process_time() - cpu_start
+
+
 def bench_rules(seconds: float) -> None:
     from reviews.extraction.base import ExtractionContext, PriorMessage
-    from reviews.extraction.rules import RuleExtractor
+    from reviews.extraction.rules import RULES_VERSION, RuleExtractor
     from reviews.secrets import mask_secrets
 
     contexts = []
@@ -115,15 +153,18 @@ def bench_rules(seconds: float) -> None:
                 role=m["role"], content=content, thread_history=tuple(history),
             ))
             history.append(PriorMessage(m["id"], m["role"], content))
-    extractor, done, found = RuleExtractor(), 0, 0
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        for context in contexts:
-            found += len(extractor.extract(context).candidates)
-            done += 1
-    elapsed = time.perf_counter() - start
-    print(f"[rules]     {done:,} messages in {elapsed:.2f} s, one process: {done / elapsed:,.0f} messages/s "
-          f"(target >= 2,000 per core); {found / done:.2f} candidates per message")
+    # Wall time counts the waits of a shared machine; CPU time (this process's) is per core.
+    done, found, wall, cpu = _time_rules(RuleExtractor(), contexts, seconds)
+    print(f"[rules]     {RULES_VERSION}: {done:,} messages in {wall:.2f} s wall, {cpu:.2f} s CPU: "
+          f"{done / wall:,.0f} messages/s wall, {done / cpu:,.0f} per CPU second (target >= 2,000 per core); "
+          f"{cpu / done * 1e6:,.0f} µs CPU per message; {found / done:.2f} candidates per message")
+    before = rules_1_extractor()
+    if before is None:
+        print("[rules]     rules-1: not in this checkout's history, no ratio")
+        return
+    done_1, _, wall_1, cpu_1 = _time_rules(before, contexts, seconds)
+    print(f"[rules]     rules-1, same run: {done_1 / wall_1:,.0f} messages/s wall, {done_1 / cpu_1:,.0f} per CPU second; "
+          f"{RULES_VERSION} / rules-1 per CPU second: {(done / cpu) / (done_1 / cpu_1):.2f}")
 
 
 def bench_pipeline(tenant, limit: int) -> None:
@@ -151,8 +192,15 @@ def main():
     parser.add_argument("--batch-size", type=int, default=100)
     parser.add_argument("--extract", type=int, default=2000, help="messages through the full pipeline")
     parser.add_argument("--rules-seconds", type=float, default=3.0)
+    parser.add_argument("--rules-only", action="store_true", help="only the rule extractor (no database)")
     parser.add_argument("--broker", default="memory://", help="where extraction tasks are published")
     args = parser.parse_args()
+    if args.rules_only:
+        import django
+
+        django.setup()
+        bench_rules(args.rules_seconds)
+        return
     ensure_database(os.environ["DATABASE_URL"])
 
     import django

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property
 
 from ..models import Kind, MemoryScope
 from ..normalize import normalize_value
@@ -66,10 +65,33 @@ _LEADING_SELF = _markers("self", "^(?:{})")
 _CJK = patterns_zh.SCRIPT
 _NOT_AN_ORGANIZATION = tuple(prefix for language in LANGUAGES for prefix in language.NOT_AN_ORGANIZATION)
 SKIP = tuple(pattern for language in LANGUAGES for pattern in language.SKIP)
+
+
+class _Guarded:
+    """A list of statements, indexed by their guard words: a sentence is tried only on the
+    statements whose words it contains (one substring test per distinct word), in order."""
+
+    def __init__(self, statements):
+        self.statements = tuple(statements)
+        self.always = tuple(i for i, entry in enumerate(self.statements) if not entry.guard)
+        by_word: dict[str, list[int]] = {}
+        for i, entry in enumerate(self.statements):
+            for word in entry.guard:
+                by_word.setdefault(word, []).append(i)
+        self.by_word = tuple((word, tuple(indices)) for word, indices in by_word.items())
+
+    def for_sentence(self, lower: str):
+        chosen = set(self.always)
+        for word, indices in self.by_word:
+            if word in lower:
+                chosen.update(indices)
+        return [self.statements[i] for i in sorted(chosen)]
+
+
 # Statements about the user and organisations are read before the sentence's project is
 # named, those about the project after.
-_ABOUT_PEOPLE = {language: [e for e in language.STATEMENTS if e.entity != "project"] for language in LANGUAGES}
-_ABOUT_PROJECTS = {language: [e for e in language.STATEMENTS if e.entity == "project"] for language in LANGUAGES}
+_ABOUT_PEOPLE = {language: _Guarded(e for e in language.STATEMENTS if e.entity != "project") for language in LANGUAGES}
+_ABOUT_PROJECTS = {language: _Guarded(e for e in language.STATEMENTS if e.entity == "project") for language in LANGUAGES}
 _EN_CLAUSE = re.compile(r",\s+|\s+and\s+(?=my\b|i\b|i'm\b)", re.I)
 
 
@@ -79,15 +101,14 @@ _CLAUSE_ZH = re.compile(r"[^，,：:]+")
 _STRIP = " \t\r\n。.!！,，;；:：、"
 
 
-@dataclass
 class Span:
     """A piece of the message, kept verbatim so it can serve as evidence."""
 
-    text: str
+    __slots__ = ("text", "lower")
 
-    @cached_property
-    def lower(self) -> str:
-        return self.text.lower()
+    def __init__(self, text: str):
+        self.text = text
+        self.lower = text.lower()  # every guard reads it: computed once
 
 
 def _sentences(content: str) -> list[Span]:
@@ -218,10 +239,13 @@ class _MessageReader:
         for language in languages:  # read once the sentence's project is known
             self._statements(_ABOUT_PROJECTS[language], sentence, plan=plan, correction=correction, matched=matched)
 
-    def _statements(self, statements, sentence: Span, *, plan: bool, correction: bool, matched: set[str]) -> None:
-        text, lower = sentence.text, sentence.lower
-        for entry in statements:
-            if (entry.first_of and entry.first_of in matched) or not entry.applies(text, lower):
+    def _statements(self, statements: _Guarded, sentence: Span, *, plan: bool, correction: bool,
+                    matched: set[str]) -> None:
+        text = sentence.text
+        for entry in statements.for_sentence(sentence.lower):
+            if entry.first_of and entry.first_of in matched:
+                continue
+            if entry.requires is not None and entry.requires.search(text) is None:
                 continue
             value = entry.find(text)
             if not value:

@@ -52,16 +52,6 @@ class Statement:
     # A pattern the sentence must also contain (a first-person word), when ``pattern`` does not.
     requires: re.Pattern | None = None
 
-    def applies(self, text: str, lower: str) -> bool:
-        """The cheap tests: a guard word, and what the sentence must also contain."""
-        for word in self.guard:
-            if word in lower:
-                break
-        else:
-            if self.guard:
-                return False
-        return self.requires is None or self.requires.search(text) is not None
-
     def find(self, text: str) -> str | None:
         match = self.pattern.search(text)
         if match is None:
