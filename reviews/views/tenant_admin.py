@@ -197,16 +197,17 @@ class Row:
 class Operation:
     """One change the console can make: its form, its check (rows of before → after) and
     its save (the service call; returns the audit event's object id and, for a new key,
-    the key to show once)."""
+    the key to show once). ``context``: what else its section shows with it."""
 
     name: str
     title: str
     form: forms.Form
     check: Callable[[], list[Row]]
     save: Callable[[], tuple[str, str]]
-    action_url: str
+    action_url: str = ""
     warning: str = ""
     rows: list[Row] = field(default_factory=list)
+    context: dict = field(default_factory=dict)
 
 
 def _rows(before: dict, after: dict, names) -> list[Row]:
@@ -317,13 +318,43 @@ keys_page = _section_page("keys")
 staff_page = _section_page("staff")
 
 
-def _post_only(view):
-    return require_http_methods(["POST"])(tenant_admin_page(view))
+def _console_step(section: str, form_class: type[forms.Form], *, form_key: str = ""):
+    """A change made in the console: POST only, tenant admins only. The decorated function
+    describes the change for the bound form (an :class:`Operation`: title, check, save);
+    checking or saving it and rendering ``section`` happen here and in :func:`_run`, once
+    for every change. ``form_key`` names the section's own form, so an error shows it
+    filled in as sent."""
+
+    def decorate(describe: Callable[..., Operation]):
+        @require_http_methods(["POST"])
+        @tenant_admin_page
+        @wraps(describe)
+        def view(request, **kwargs):
+            form = form_class(request.POST)
+            operation = describe(request, form, **kwargs)
+            operation.action_url = request.path
+            context = {form_key: form} if form_key else {}
+            return _run(request, section, operation, {**context, **operation.context})
+
+        return view
+
+    return decorate
 
 
-@_post_only
-def field_add(request):
-    form = FieldAddForm(request.POST)
+def _no_store(view):
+    """For a page that may hold a secret shown this once (a new API key)."""
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        response = view(request, *args, **kwargs)
+        response["Cache-Control"] = "no-store"
+        return response
+
+    return wrapper
+
+
+@_console_step("schema", FieldAddForm, form_key="add_form")
+def field_add(request, form):
     tenant = request.tenant
 
     def check():
@@ -340,14 +371,13 @@ def field_add(request):
         )
         return f"{definition.entity_type}.{definition.field}", ""
 
-    operation = Operation("field-add", _("Add a field"), form, check, save, request.path)
-    return _run(request, "schema", operation, {"add_form": form})
+    return Operation("field-add", _("Add a field"), form, check, save)
 
 
-@_post_only
-def field_edit(request, entity_type: str, field_name: str):
-    form = FieldAttributesForm(request.POST)
+@_console_step("schema", FieldAttributesForm)
+def field_edit(request, form, entity_type: str, field_name: str):
     tenant = request.tenant
+    edited = f"{entity_type}.{field_name}"
 
     def check():
         change = governance.field_update_check(
@@ -363,17 +393,15 @@ def field_edit(request, entity_type: str, field_name: str):
         governance.field_update(
             tenant=tenant, entity_type=entity_type, field=field_name, changes=form.attributes(), actor=request.actor
         )
-        return f"{entity_type}.{field_name}", ""
+        return edited, ""
 
-    operation = Operation(
-        "field-edit", _("Change %(field)s") % {"field": f"{entity_type}.{field_name}"}, form, check, save, request.path
-    )
-    return _run(request, "schema", operation, {"edited": f"{entity_type}.{field_name}"})
+    title = _("Change %(field)s") % {"field": edited}
+    operation = Operation("field-edit", title, form, check, save, context={"edited": edited})
+    return operation
 
 
-@_post_only
-def policy_change(request):
-    form = PolicyForm(request.POST)
+@_console_step("policy", PolicyForm, form_key="policy_form")
+def policy_change(request, form):
     tenant = request.tenant
 
     def check():
@@ -384,13 +412,11 @@ def policy_change(request):
         governance.tenant_policy_update(tenant=tenant, changes=form.changes(), actor=request.actor)
         return str(tenant.pk), ""
 
-    operation = Operation("policy", _("Change the policy"), form, check, save, request.path)
-    return _run(request, "policy", operation, {"policy_form": form})
+    return Operation("policy", _("Change the policy"), form, check, save)
 
 
-@_post_only
-def extractor_change(request):
-    form = ExtractorForm(request.POST)
+@_console_step("extractor", ExtractorForm, form_key="extractor_form")
+def extractor_change(request, form):
     tenant = request.tenant
 
     def check():
@@ -401,13 +427,12 @@ def extractor_change(request):
         governance.tenant_extractor_set(tenant=tenant, actor=request.actor, **form.cleaned_data)
         return str(tenant.pk), ""
 
-    operation = Operation("extractor", _("Change the active extractor"), form, check, save, request.path)
-    return _run(request, "extractor", operation, {"extractor_form": form})
+    return Operation("extractor", _("Change the active extractor"), form, check, save)
 
 
-@_post_only
-def key_create(request):
-    form = KeyCreateForm(request.POST)
+@_no_store
+@_console_step("keys", KeyCreateForm, form_key="key_form")
+def key_create(request, form):
     tenant = request.tenant
 
     def check():
@@ -419,15 +444,11 @@ def key_create(request):
         key, raw_key = tenants.api_key_create(tenant=tenant, actor=request.actor, **form.cleaned_data)
         return key.prefix, raw_key
 
-    operation = Operation("key-create", _("Create an API key"), form, check, save, request.path)
-    response = _run(request, "keys", operation, {"key_form": form})
-    response["Cache-Control"] = "no-store"  # the page may hold the key, shown this once
-    return response
+    return Operation("key-create", _("Create an API key"), form, check, save)
 
 
-@_post_only
-def key_revoke(request, prefix: str):
-    form = ConfirmForm(request.POST)
+@_console_step("keys", ConfirmForm)
+def key_revoke(request, form, prefix: str):
     tenant = request.tenant
 
     def check():
@@ -444,14 +465,12 @@ def key_revoke(request, prefix: str):
         tenants.api_key_revoke(tenant=tenant, prefix=prefix, actor=request.actor)
         return prefix, ""
 
-    operation = Operation("key-revoke", _("Revoke API key %(prefix)s") % {"prefix": prefix}, form, check, save,
-                          request.path)
-    return _run(request, "keys", operation, {})
+    operation = Operation("key-revoke", _("Revoke API key %(prefix)s") % {"prefix": prefix}, form, check, save)
+    return operation
 
 
-@_post_only
-def staff_add(request):
-    form = StaffAddForm(request.POST)
+@_console_step("staff", StaffAddForm, form_key="staff_form")
+def staff_add(request, form):
     tenant = request.tenant
 
     def check():
@@ -463,8 +482,7 @@ def staff_add(request):
         user = tenants.staff_create(tenant=tenant, actor=request.actor, **form.cleaned_data)
         return str(user.pk), ""
 
-    operation = Operation("staff-add", _("Add a staff member"), form, check, save, request.path)
-    return _run(request, "staff", operation, {"staff_form": form})
+    return Operation("staff-add", _("Add a staff member"), form, check, save)
 
 
 def _member(tenant: Tenant, user_id: int) -> Membership:
@@ -474,9 +492,8 @@ def _member(tenant: Tenant, user_id: int) -> Membership:
     return membership
 
 
-@_post_only
-def staff_role(request, user_id: int):
-    form = RoleForm(request.POST)
+@_console_step("staff", RoleForm)
+def staff_role(request, form, user_id: int):
     tenant = request.tenant
     membership = _member(tenant, user_id)
 
@@ -489,12 +506,11 @@ def staff_role(request, user_id: int):
         return str(user_id), ""
 
     title = _("Change the role of %(username)s") % {"username": membership.user.get_username()}
-    return _run(request, "staff", Operation("staff-role", title, form, check, save, request.path), {})
+    return Operation("staff-role", title, form, check, save)
 
 
-@_post_only
-def staff_remove(request, user_id: int):
-    form = ConfirmForm(request.POST)
+@_console_step("staff", ConfirmForm)
+def staff_remove(request, form, user_id: int):
     tenant = request.tenant
     membership = _member(tenant, user_id)
 
@@ -508,5 +524,5 @@ def staff_remove(request, user_id: int):
         return str(user_id), ""
 
     title = _("Remove %(username)s") % {"username": membership.user.get_username()}
-    operation = Operation("staff-remove", title, form, check, save, request.path)
-    return _run(request, "staff", operation, {})
+    operation = Operation("staff-remove", title, form, check, save)
+    return operation
