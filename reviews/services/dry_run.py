@@ -40,7 +40,7 @@ from ..models import (
     SuppressedValue,
     Tenant,
 )
-from ..normalize import value_digest
+from ..normalize import value_digest, value_digests
 from .entities import USER_ENTITY_TYPE
 from .ingest import extraction_context_build
 
@@ -142,12 +142,14 @@ def _compare(tenant: Tenant, messages: list[Message], tally: _Tally) -> tuple[di
     )
     groups: dict[str, list[dict]] = {group: [] for group in GROUPS}
     for key, example in tally.keys.items():
-        if key in approved or key in active:
+        # Stored digests may predate the current key (MEMORY_DIGEST_OLD_KEYS): match under each.
+        digests = value_digests(example["value"])
+        if key in approved or any((*key[:4], digest) in active for digest in digests):
             groups["re_proposed"].append(example)
             continue
         groups["new"].append(example)
         entity_pk = entity_ids.get(key[:3])
-        if entity_pk is not None and (entity_pk, key[3], key[4]) in refused:
+        if entity_pk is not None and any((entity_pk, key[3], digest) in refused for digest in digests):
             groups["refused"].append(example)
     groups["missed"] = [example for key, example in approved.items() if key not in tally.keys]
     figures = {

@@ -26,7 +26,7 @@ from ..models import (
     SuppressedValue,
     Tenant,
 )
-from ..normalize import normalize_text, slugify_entity_id
+from ..normalize import normalize_text, slugify_entity_id, value_digests
 
 USER_ENTITY_TYPE = "user"
 SELF_ALIASES = ("我", "i", "me", "my", "myself", "本人", "自己")
@@ -170,7 +170,8 @@ def entity_merge(*, tenant: Tenant, source_id: int, target_id: int, actor: Actor
         for fact in facts
         if fact.status == FactStatus.ACTIVE
         and (
-            (fact.field, fact.thread_id, fact.value_digest) in target_digests
+            # Either side's digest may predate the current key: compare under every key.
+            any((fact.field, fact.thread_id, digest) in target_digests for digest in value_digests(fact.value))
             or (fact.cardinality == Cardinality.ONE and (fact.field, fact.thread_id) in target_one_fields)
         )
     ]

@@ -164,3 +164,16 @@ def test_deleting_one_memory_drops_only_the_examples_quoting_its_value(history, 
     assert ("re_proposed", "alice", "Alice") not in values and ("new", "alice", "Alice") not in values
     assert ("missed", "alice", "MySQL") in values and ("refused", "alice", "广州") in values
     assert receipt.deleted["dry_run_examples"] >= 1
+
+
+def test_digests_made_under_an_old_key_still_count(history, second_extractor, fake_llm, settings):
+    """The refused value was suppressed under the key in force then; after a rotation that
+    lists it as old, the dry run still finds it refused."""
+    settings.MEMORY_DIGEST_OLD_KEYS = [settings.MEMORY_DIGEST_KEY]
+    settings.MEMORY_DIGEST_KEY = "a-digest-key-after-rotation"
+
+    report = extraction_dry_run(tenant=history, extractor=second_extractor, actor=Actor("system"))
+
+    assert {group: report.figures[group] for group in ("re_proposed", "missed", "new", "refused")} == {
+        "re_proposed": 1, "missed": 1, "new": 2, "refused": 1}
+    assert [(e["field"], e["value"]) for e in report.examples["refused"]] == [("location", "广州")]

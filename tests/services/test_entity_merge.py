@@ -65,3 +65,22 @@ def test_a_field_deletion_after_a_merge_reaches_the_retired_history(tenant, clas
     receipt = facts_delete(tenant=tenant, user_id="alice", actor=REVIEWER, entity="project:atlas", field="database")
     assert receipt.deleted["facts"] == 2  # the active TiDB and the retired MySQL
     assert not FactVersion.objects.filter(fact__entity=target, fact__field="database").exists()
+
+
+def test_a_clash_is_found_when_the_two_digests_were_made_under_different_keys(tenant, submit, settings):
+    """A digest-key rotation between the two entities' facts: the same value is still a clash."""
+    settings.MEMORY_DIGEST_KEY, settings.MEMORY_DIGEST_OLD_KEYS = "k1-digest-key", []
+    submit(tenant, "alice", *project("atlas", tech_stack="Go"))
+    settings.MEMORY_DIGEST_KEY, settings.MEMORY_DIGEST_OLD_KEYS = "k2-digest-key", ["k1-digest-key"]
+    submit(tenant, "alice", *project("星图计划", tech_stack="Go"))
+    target = Entity.objects.get(entity_id="atlas")
+    source = Entity.objects.exclude(pk=target.pk).get(entity_type="project")
+    source_go = Fact.objects.get(entity=source)
+    assert source_go.value_digest != Fact.objects.get(entity=target).value_digest
+
+    entity_merge(tenant=tenant, source_id=source.pk, target_id=target.pk, actor=REVIEWER)
+
+    assert list(Fact.objects.filter(entity=target, status="active").values_list("value", flat=True)) == ["Go"]
+    assert Fact.objects.get(pk=source_go.pk).status == "deleted"
+    retired = AuditEvent.objects.get(tenant_id=tenant.pk, action="fact.retired")
+    assert retired.object_id == str(source_go.pk)
