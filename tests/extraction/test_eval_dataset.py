@@ -3,16 +3,21 @@
 A change to the rules that lowers a figure fails here; a change that raises one should
 raise the pin in the same commit (the README's table shows the same run).
 """
+import json
+import re
+from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 
 from reviews.extraction.evaluation import evaluate_extractor, load_dataset
-from reviews.extraction.rules import RuleExtractor
+from reviews.extraction.rules import RULES_VERSION, RuleExtractor
 from reviews.models import Kind, MemoryScope
 from reviews.schema import DEFAULT_FIELDS
 
-EVAL_DIR = Path(__file__).resolve().parents[2] / "reviews" / "fixtures" / "eval"
+ROOT = Path(__file__).resolve().parents[2]
+EVAL_DIR = ROOT / "reviews" / "fixtures" / "eval"
 
 # (precision, recall, f1) at least; noise rate at most; leaks: none.
 PINNED = {
@@ -63,3 +68,41 @@ def test_the_rule_extractor_keeps_its_figures(name):
     for measure in ("precision", "recall", "f1"):
         assert figures[measure] >= pinned[measure], (measure, figures[measure])
     assert figures["noise_rate"] <= pinned["noise_rate"], figures["noise_rate"]
+
+
+# What ``eval_extraction --json`` prints for the rule extractor, headline figures exactly:
+# a change to the rules or the sets that moves one updates it here and in the README's table.
+PINNED_JSON = {
+    "extraction.jsonl": {
+        "extractor": "rules", "prompt_version": RULES_VERSION, "items": 359, "expected": 306, "proposed": 283,
+        "tp": 281, "fp": 2, "fn": 25, "precision": 0.9929, "recall": 0.9183, "f1": 0.9542,
+        "quiet_items": 120, "noise_items": 0, "noise_candidates": 0, "noise_rate": 0.0, "secret_leaks": 0, "errors": 0,
+    },
+    "extraction_heldout.jsonl": {
+        "extractor": "rules", "prompt_version": RULES_VERSION, "items": 40, "expected": 30, "proposed": 29,
+        "tp": 29, "fp": 0, "fn": 1, "precision": 1.0, "recall": 0.9667, "f1": 0.9831,
+        "quiet_items": 16, "noise_items": 0, "noise_candidates": 0, "noise_rate": 0.0, "secret_leaks": 0, "errors": 0,
+    },
+}
+
+
+def eval_json(name):
+    out = StringIO()
+    call_command("eval_extraction", str(EVAL_DIR / name), "--extractor", "rules", "--json", stdout=out, stderr=StringIO())
+    return json.loads(out.getvalue().strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("name", sorted(PINNED_JSON))
+def test_eval_extraction_json_is_pinned_and_the_readme_table_shows_it(name):
+    figures = eval_json(name)
+    pinned = PINNED_JSON[name]
+
+    assert {key: figures[key] for key in pinned} == pinned
+    assert {"by_field", "by_kind", "by_scope", "by_language"} <= set(figures)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    row = re.search(r"^\| `" + re.escape(name) + r"` \| (.+) \|$", readme, re.M).group(1).split(" | ")
+    assert row == [
+        str(figures["items"]), str(figures["expected"]), str(figures["proposed"]), f"{figures['precision']:.3f}",
+        f"{figures['recall']:.3f}", f"{figures['f1']:.3f}", f"{figures['noise_items']} / {figures['quiet_items']}",
+        str(figures["secret_leaks"]),
+    ]
