@@ -19,6 +19,7 @@ def read(*messages):
     ("I'm planning to move to Amsterdam next year.", ("user", "location", "Amsterdam", "plan")),
     ("你可以叫我阿杰。", ("user", "name", "阿杰", "fact")),
     ("Call me Sam.", ("user", "name", "Sam", "fact")),
+    ("我叫刘洋，在北京工作。", ("user", "location", "北京", "fact")),
     ("我在腾讯工作。", ("organization", "name", "腾讯", "fact")),
     ("I work at Umbrella, a biotech company.", ("organization", "industry", "biotech", "fact")),
 ])
@@ -69,3 +70,15 @@ def test_alternative_phrasings_of_one_statement_yield_one_value():
     assert {item for item in read("我之前在北京，现在在上海。") if item[1] == "location"} == {
         ("user", "location", "上海", "fact")
     }
+
+
+@pytest.mark.parametrize("text, value, scope", [
+    ("Keep this reply brief.", "Keep this reply brief", "thread"),
+    ("For now, skip the tests.", "skip the tests", "thread"),
+    ("以后写代码请加上类型注解。", "写代码请加上类型注解", "long_term"),
+])
+def test_requests_read_from_the_marker_words(text, value, scope):
+    context = item_context(EvalItem("x", (("user", text),), ()))
+    assert [(c.value, c.scope) for c in RuleExtractor().extract(context).candidates if c.field == "preference"] == [
+        (value, scope)
+    ]

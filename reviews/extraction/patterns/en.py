@@ -127,9 +127,9 @@ MARKERS = {
     "style": r"markdown|\b(?:bullet|short\b|shorter\b|concise|brief|detailed\b|examples?\b|tests?\b|comments?\b|steps\b|"
              r"format|tone\b|formal\b|casual\b|english\b|chinese\b|german\b|type hints\b|plain language\b|emoji)",
     "request": r"\b(?:please|keep|always|never|prefer|(?:answer|reply|respond) in|answers|replies|responses|this time|"
-               r"from now on|don't|do not|avoid)\b",
+               r"from now on|don't|do not|avoid|skip)\b",
     "one_off": r"\b(?:this time|today|for now|just for this|for this (?:one|answer|question|reply|conversation|chat)|"
-               r"right now)\b",
+               r"right now|this (?:reply|answer|response))\b",
     "request_lead": r"please|just this time|this time|for now|today|from now on|going forward|in future|in the future",
     "self": r"i\s+|i'm\s+|i am\s+",
 }

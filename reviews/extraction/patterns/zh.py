@@ -86,6 +86,8 @@ STATEMENTS = [
     statement("role", r"我(?:现在|目前)?(?:是|担任)(?:一名|一个|一位|个|名)?(?P<v>" + _CJK
               + r"{0,4}(?:总监|负责人|主管|经理|组长))", "我"),
     statement("location", r"我在(?P<v>" + _CJK + r"{2,6}?)生活", "生活"),
+    # "我叫刘洋，在北京工作": a city the clause works in
+    statement("location", r"(?:^|[，,]\s*)在" + _PLACE_NAMED + r"(?=工作|上班|生活)", "在", requires=SELF),
     statement("location", r"我人在(?P<v>" + _CJK + r"{2,6}?)(?=[，,。.!！\s]|$)", "我人在"),
     statement("location", r"(?:^|[，,]\s*)(?:现在|目前)?(?:住在|定居在|常驻)" + _PLACE, ("住在", "定居", "常驻")),
     statement("location", r"我常驻" + _PLACE, "我常驻"),
@@ -124,7 +126,7 @@ MARKERS = {
     "liking": r"喜欢|偏好|最爱",
     "favourite": r"最喜欢|偏好|更喜欢",  # a liking stated as a lasting preference
     # A quality of answers alone is not a preference ("帮我写测试" is a task): it needs a request.
-    "style": r"短一|短点|简洁|简短|详细|简单|中文|英文|例子|示例|步骤|运行方式|注释|测试|生产实践|格式|列表|要点|表格|语气|"
+    "style": r"短一|短点|简洁|简短|详细|简单|中文|英文|例子|示例|步骤|运行方式|类型注解|注释|测试|生产实践|格式|列表|要点|表格|语气|"
              r"正式|口语",
     "request": r"尽量|请|麻烦|回答|回复|写得|讲得|说得|以后|今后|总是|每次|始终|今天|这次|这一次|本次",
     "one_off": r"今天|这次|这一次|本次|此次|这回|今晚|暂时|这个问题",  # a request for this conversation only
