@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import StrictFloat, StrictInt
+
 from asgiref.sync import sync_to_async
 from django.db import close_old_connections
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -24,6 +26,7 @@ from .actors import Actor
 from .api.candidates import CandidateInputSerializer
 from .api.recall import RecallApi
 from .errors import DomainError
+from .identifiers import validate_identifier
 from .models import ApiKey, Scope
 from .selectors import RecallQuery
 from .services.candidates import CandidateInput, candidates_submit
@@ -109,8 +112,7 @@ def recall(arguments: dict) -> dict:
 
 def propose(user_id: str, candidate: dict) -> dict:
     key = _key_with_scope(Scope.INGEST)
-    if not isinstance(user_id, str) or not 1 <= len(user_id) <= 128:
-        raise ToolError("user_id must be 1 to 128 characters.")
+    validate_identifier(user_id, name="user_id")
     data = _validated(CandidateInputSerializer, candidate)
     [result] = candidates_submit(
         tenant=key.tenant,
@@ -128,6 +130,7 @@ def propose(user_id: str, candidate: dict) -> dict:
 
 def forget(user_id: str, fact_id: int) -> dict:
     key = _key_with_scope(Scope.ADMIN)
+    validate_identifier(user_id, name="user_id")
     receipt = fact_erase(tenant=key.tenant, fact_id=fact_id, user_id=user_id, actor=Actor.api_key(key))
     return receipt.as_dict()
 
@@ -158,7 +161,7 @@ def build_server(*, public_url: str) -> MCPServer:
         ),
     )
     async def recall_memories(
-        user_id: str, query: str = "", entity: list[str] | None = None, thread_id: str = "", limit: int = 50
+        user_id: str, query: str = "", entity: list[str] | None = None, thread_id: str = "", limit: StrictInt = 50
     ) -> dict[str, Any]:
         arguments = {"user_id": user_id, "q": query, "entity": entity or [], "thread_id": thread_id, "limit": limit}
         return await _call(recall, arguments)
@@ -182,7 +185,8 @@ def build_server(*, public_url: str) -> MCPServer:
         entity_id: str,
         field: str,
         value: str,
-        confidence: float = 0.9,
+        # Strict: pydantic would take `true` as 1.0 (SPEC §7: a boolean is not a number).
+        confidence: StrictFloat = 0.9,
         evidence: str = "",
         scope: str = "long_term",
         thread_id: str = "",
@@ -208,7 +212,7 @@ def build_server(*, public_url: str) -> MCPServer:
             "what was deleted where."
         ),
     )
-    async def forget_memory(user_id: str, fact_id: int) -> dict[str, Any]:
+    async def forget_memory(user_id: str, fact_id: StrictInt) -> dict[str, Any]:
         return await _call(forget, user_id, fact_id)
 
     return server

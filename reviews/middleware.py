@@ -1,7 +1,12 @@
-"""Per-request context: a request id that the audit trail records with every event."""
+"""Per-request context (a request id that the audit trail records with every event) and
+the API's body limit."""
 import contextvars
 import re
 import uuid
+
+from django.conf import settings
+
+from .api.errors import is_api_path, json_error
 
 current_request_id: contextvars.ContextVar[str] = contextvars.ContextVar("current_request_id", default="")
 
@@ -22,4 +27,43 @@ class RequestIdMiddleware:
         finally:
             current_request_id.reset(token)
         response["X-Request-ID"] = request_id
+        return response
+
+
+# Bodies up to this size are read and thrown away before a 413 is sent: a client still
+# uploading when the server closes the connection gets a reset and never sees the answer.
+# Past it the server answers at once (the client may then see only the reset).
+_DRAIN_FLOOR = 16 * 1024 * 1024
+_DRAIN_CHUNK = 64 * 1024
+
+
+def _declared_length(request) -> int:
+    try:
+        return max(0, int(request.META.get("CONTENT_LENGTH") or 0))
+    except ValueError:
+        return 0
+
+
+class BodyLimitMiddleware:
+    """An API body over ``MEMORY_MAX_BODY_BYTES`` is a 413 in SPEC §7's shape that the
+    client can read: the body is read and discarded (up to a bound) before answering.
+
+    Pages are left to Django's own limit (a form over it is a 400; uploaded files do not
+    count, so the auditor's verify page takes exports larger than an API body).
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        declared = _declared_length(request)
+        if limit is None or declared <= limit or not is_api_path(request.path):
+            return self.get_response(request)
+        drain = max(_DRAIN_FLOOR, 4 * limit)
+        if declared <= drain:
+            while request.read(_DRAIN_CHUNK):
+                pass
+        response = json_error("payload_too_large", f"The request body is larger than {limit} bytes.", 413)
+        response["Content-Length"] = str(len(response.content))  # answered before CommonMiddleware sets it
         return response

@@ -11,6 +11,7 @@ from ..exports import ExportFilters
 from ..models import ExportFormat, Scope
 from ..services.audit_export import audit_export_stream
 from .base import ApiView, StrictSerializer, next_page_url
+from .fields import IdentifierField, IntegerField
 from .recall import ApiErrorSerializer
 
 
@@ -34,7 +35,7 @@ class ExportFiltersSerializer(StrictSerializer):
     actor = serializers.CharField(
         max_length=160, required=False, default="", help_text="Exact (`reviewer:3`), or a prefix ending in `*`."
     )
-    user_id = serializers.CharField(max_length=128, required=False, default="", help_text="The subject.")
+    user_id = IdentifierField(required=False, default="", help_text="The subject.")
     object = serializers.RegexField(
         r"^[\w.-]{1,32}(:.{1,64})?$", max_length=97, required=False, default="", help_text="`type` or `type:id`."
     )
@@ -110,7 +111,7 @@ class AuditEventsApi(ApiView):
 
     class InputSerializer(ExportFiltersSerializer):
         format = None
-        limit = serializers.IntegerField(min_value=1, max_value=AUDIT_MAX_PAGE_SIZE, required=False, default=AUDIT_PAGE_SIZE)
+        limit = IntegerField(min_value=1, max_value=AUDIT_MAX_PAGE_SIZE, required=False, default=AUDIT_PAGE_SIZE)
         cursor = serializers.CharField(max_length=200, required=False, default="")
 
     class OutputSerializer(serializers.Serializer):

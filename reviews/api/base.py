@@ -10,11 +10,15 @@ from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
 from ..actors import Actor
+from ..identifiers import validate_identifier
 from ..sharedcache import CACHE_ERRORS
 from .auth import HasScope
 
 
 logger = logging.getLogger(__name__)
+
+# Path parameters that are SPEC §1 identifiers (routed by converters.IdentifierConverter).
+PATH_IDENTIFIERS = {"user_id"}
 
 
 class ApiKeyRateThrottle(SimpleRateThrottle):
@@ -97,6 +101,12 @@ class ApiView(APIView):
     permission_classes = [HasScope]
     throttle_classes = [ApiKeyRateThrottle]
     content_negotiation_class = PlainJsonNegotiation
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        # After the key and scope checks: a stranger learns nothing, not even a 400.
+        for name in PATH_IDENTIFIERS & kwargs.keys():
+            validate_identifier(kwargs[name], name=name)
 
     @property
     def tenant(self):

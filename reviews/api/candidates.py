@@ -6,24 +6,25 @@ from rest_framework.response import Response
 from ..models import Kind, MemoryScope, Scope
 from ..services.candidates import CandidateInput, candidates_submit
 from .base import ApiView, StrictSerializer
+from .fields import FloatField, IdentifierField
 
 MAX_CANDIDATES_PER_REQUEST = 500
 
 
 class CandidateInputSerializer(StrictSerializer):
     entity_type = serializers.CharField(max_length=64)
-    entity_id = serializers.CharField(max_length=128)
+    entity_id = IdentifierField()
     entity_name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     field = serializers.CharField(max_length=80)
     # Length is the policy's business (an over-long value is `rejected`/`invalid`); this
     # cap only bounds what one request may carry.
     value = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=20000)
-    confidence = serializers.FloatField(min_value=0.0, max_value=1.0)
-    source_message_id = serializers.CharField(max_length=128, required=False, allow_blank=True, default="")
+    confidence = FloatField(min_value=0.0, max_value=1.0)
+    source_message_id = IdentifierField(required=False, allow_blank=True, default="")
     evidence = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
     kind = serializers.ChoiceField(choices=Kind.choices, required=False, default=Kind.FACT)
     scope = serializers.ChoiceField(choices=MemoryScope.choices, required=False, default=MemoryScope.LONG_TERM)
-    thread_id = serializers.CharField(max_length=128, required=False, allow_blank=True, default="")
+    thread_id = IdentifierField(required=False, allow_blank=True, default="")
     supersedes = serializers.BooleanField(required=False, default=False)
 
     def validate(self, attrs):
@@ -46,7 +47,7 @@ class CandidateSubmitApi(ApiView):
     required_scope = Scope.INGEST
 
     class InputSerializer(StrictSerializer):
-        user_id = serializers.CharField(max_length=128)
+        user_id = IdentifierField()
         candidates = CandidateInputSerializer(many=True, min_length=1, max_length=MAX_CANDIDATES_PER_REQUEST)
 
     class OutputSerializer(serializers.Serializer):

@@ -62,6 +62,14 @@ def api_exception_handler(exc, context):
     return Response(error_body(code, message, details), status=exc.status_code, headers=headers)
 
 
+API_PATH_PREFIXES = ("/api/", "/compat/")
+
+
+def is_api_path(path: str) -> bool:
+    """Under these prefixes every failure answers in SPEC §7's JSON shape, not a page."""
+    return path.startswith(API_PATH_PREFIXES)
+
+
 def json_error(code: str, message: str, status_code: int) -> JsonResponse:
     """The same shape for failures outside DRF (404/500 handlers under /api/)."""
     return JsonResponse(error_body(code, message), status=status_code)

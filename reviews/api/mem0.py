@@ -26,7 +26,8 @@ from dataclasses import replace
 from rest_framework import permissions, serializers, status
 from rest_framework.response import Response
 
-from ..errors import NotFound
+from ..errors import InvalidInput, NotFound
+from ..identifiers import validate_identifier
 from ..models import Fact, FactVersion, Scope
 from ..selectors import RECALL_MAX_LIMIT, RecallQuery
 from ..services.candidates import CandidateInput, candidates_submit
@@ -37,6 +38,7 @@ from ..subject_selectors import published_fact_locate, subjects_with_published_f
 from .auth import ApiKeyAuthentication
 from .base import ApiView
 from .errors import api_exception_handler
+from .fields import IdentifierField, IntegerField
 
 CHANNEL = "mem0"
 DEFAULT_THREAD = "mem0"  # the thread of messages added without a run_id
@@ -173,8 +175,10 @@ class IdentityFilters(serializers.Serializer):
             if isinstance(item, dict):
                 flat.update({key: value for key, value in item.items() if key in ("user_id", "run_id")})
         for key, value in flat.items():
-            if not isinstance(value, str) or not 1 <= len(value) <= 128:
-                raise serializers.ValidationError({key: ["Expected a string of 1 to 128 characters."]})
+            try:
+                validate_identifier(value, name=key)
+            except InvalidInput as refused:
+                raise serializers.ValidationError({key: [refused.message]}) from None
         return flat
 
 
@@ -191,8 +195,8 @@ class ReadInput(serializers.Serializer):
     """What every read names: the subject (and thread), and whether sensitive facts are asked for."""
 
     filters = IdentityFilters(required=False)
-    user_id = serializers.CharField(max_length=128, required=False)
-    run_id = serializers.CharField(max_length=128, required=False)
+    user_id = IdentifierField(required=False)
+    run_id = IdentifierField(required=False)
     include_sensitive = serializers.BooleanField(required=False, default=False)
 
 
@@ -220,8 +224,8 @@ class AddApi(Mem0Api):
 
     class InputSerializer(serializers.Serializer):
         messages = MessageSerializer(many=True, min_length=1, max_length=MAX_MESSAGES_PER_ADD)
-        user_id = serializers.CharField(max_length=128, required=False)
-        run_id = serializers.CharField(max_length=128, required=False)
+        user_id = IdentifierField(required=False)
+        run_id = IdentifierField(required=False)
         filters = IdentityFilters(required=False)
 
     def post(self, request):
@@ -268,8 +272,8 @@ class ListApi(Mem0Api):
     InputSerializer = ReadInput
 
     class PageSerializer(serializers.Serializer):
-        page = serializers.IntegerField(min_value=1, required=False, default=1)
-        page_size = serializers.IntegerField(min_value=1, max_value=RECALL_MAX_LIMIT, required=False, default=100)
+        page = IntegerField(min_value=1, required=False, default=1)
+        page_size = IntegerField(min_value=1, max_value=RECALL_MAX_LIMIT, required=False, default=100)
 
     def post(self, request):
         serializer = self.InputSerializer(data=request.data)
@@ -301,7 +305,7 @@ class SearchApi(Mem0Api):
 
     class InputSerializer(ReadInput):
         query = serializers.CharField(max_length=500)
-        top_k = serializers.IntegerField(min_value=1, max_value=RECALL_MAX_LIMIT, required=False, default=10)
+        top_k = IntegerField(min_value=1, max_value=RECALL_MAX_LIMIT, required=False, default=10)
 
     def post(self, request):
         serializer = self.InputSerializer(data=request.data)
@@ -410,8 +414,8 @@ class DeleteAllApi(Mem0Api):
     required_scope = Scope.ADMIN
 
     class InputSerializer(serializers.Serializer):
-        user_id = serializers.CharField(max_length=128, required=False)
-        run_id = serializers.CharField(max_length=128, required=False)
+        user_id = IdentifierField(required=False)
+        run_id = IdentifierField(required=False)
 
     def delete(self, request):
         serializer = self.InputSerializer(data=request.query_params)

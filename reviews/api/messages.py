@@ -6,20 +6,20 @@ from rest_framework.response import Response
 from ..models import Scope
 from ..services.ingest import (
     MAX_CONTENT_LENGTH,
-    MAX_MESSAGE_ID_LENGTH,
     MESSAGE_ROLES,
     MessageInput,
     messages_ingest,
 )
 from .base import ApiView, StrictSerializer
+from .fields import IdentifierField
 
 MAX_MESSAGES_PER_REQUEST = 1000
 
 
 class MessageInputSerializer(StrictSerializer):
-    id = serializers.CharField(max_length=MAX_MESSAGE_ID_LENGTH)
-    thread_id = serializers.CharField(max_length=MAX_MESSAGE_ID_LENGTH)
-    user_id = serializers.CharField(max_length=MAX_MESSAGE_ID_LENGTH)
+    id = IdentifierField()
+    thread_id = IdentifierField()
+    user_id = IdentifierField()
     role = serializers.ChoiceField(choices=MESSAGE_ROLES)
     content = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_LENGTH)
     created_at = serializers.DateTimeField(required=False)

@@ -1,31 +1,53 @@
-"""A strict JSON parser: bounded size, no NaN, no null characters."""
+"""A strict JSON parser: bounded size and depth, no NaN, no null characters, no lone
+surrogates (SPEC §7 input limits)."""
 import json
+import re
 
 from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
+from ..errors import InvalidInput
 from .errors import PayloadTooLarge
+
+MAX_JSON_DEPTH = 64
+# NUL is refused by PostgreSQL in text; a lone surrogate cannot be encoded as UTF-8.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 def _refuse_constant(name):
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _find_null_character(value, path="$"):
-    if isinstance(value, str):
-        return path if "\x00" in value else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found = _find_null_character(key, path) or _find_null_character(item, f"{path}.{key}")
-            if found:
-                return found
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            found = _find_null_character(item, f"{path}[{index}]")
-            if found:
-                return found
-    return None
+def _check_structure(data) -> None:
+    """Depth and characters of a parsed document, walked with a stack (no recursion: the
+    document decides how deep it goes, not the interpreter's limit)."""
+    stack = [(data, "$", 1)]
+    while stack:
+        value, path, depth = stack.pop()
+        if isinstance(value, str):
+            _check_characters(value, path)
+        elif isinstance(value, (dict, list)):
+            if depth > MAX_JSON_DEPTH:
+                raise _too_deep()
+            pairs = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in pairs:
+                if isinstance(key, str):
+                    _check_characters(key, path)
+                    stack.append((item, f"{path}.{key}", depth + 1))
+                else:
+                    stack.append((item, f"{path}[{key}]", depth + 1))
+
+
+def _check_characters(text: str, path: str) -> None:
+    if _UNSTORABLE.search(text):
+        raise ParseError(f"Null characters and lone surrogates are not allowed (at {path}).")
+
+
+def _too_deep() -> InvalidInput:
+    return InvalidInput(
+        f"The JSON document is nested deeper than {MAX_JSON_DEPTH} levels.", details={"body": "too_deep"}
+    )
 
 
 class StrictJSONParser(JSONParser):
@@ -40,9 +62,10 @@ class StrictJSONParser(JSONParser):
             raise PayloadTooLarge(f"The request body is larger than {limit} bytes.")
         try:
             data = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
+        except RecursionError:
+            # The C decoder recurses per level: far past MAX_JSON_DEPTH it stops here.
+            raise _too_deep() from None
         except (ValueError, UnicodeDecodeError) as exc:
             raise ParseError(f"Malformed JSON: {exc}") from None
-        where = _find_null_character(data)
-        if where:
-            raise ParseError(f"Null characters are not allowed (at {where}).")
+        _check_structure(data)
         return data

@@ -14,6 +14,7 @@ from ..selectors import (
 )
 from ..services.recall import recall_perform
 from .base import ApiView, FlatQuerySerializer
+from .fields import IdentifierField, IntegerField
 
 
 class RecalledFactSerializer(serializers.Serializer):
@@ -70,7 +71,7 @@ class RecallApi(ApiView):
     required_scope = Scope.RECALL
 
     class InputSerializer(FlatQuerySerializer):
-        user_id = serializers.CharField(max_length=128)
+        user_id = IdentifierField()
         entity = serializers.ListField(
             child=serializers.RegexField(r"^[^:\s]{1,64}:\S.{0,199}$", max_length=265),
             required=False,
@@ -86,10 +87,10 @@ class RecallApi(ApiView):
             help_text="Repeatable; only these fields are returned.",
         )
         q = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
-        thread_id = serializers.CharField(max_length=128, required=False, allow_blank=True, default="")
+        thread_id = IdentifierField(required=False, allow_blank=True, default="")
         include_sensitive = serializers.BooleanField(required=False, default=False)
         explain = serializers.BooleanField(required=False, default=False)
-        limit = serializers.IntegerField(
+        limit = IntegerField(
             min_value=1, max_value=RECALL_MAX_LIMIT, required=False, default=RECALL_DEFAULT_LIMIT
         )
 

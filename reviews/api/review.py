@@ -20,6 +20,7 @@ from ..selectors import (
 )
 from ..services.candidates import candidate_approve, candidate_defer, candidate_reject
 from .base import ApiView, StrictSerializer, next_page_url
+from .fields import FloatField, IdentifierField, IntegerField
 
 
 class ConflictSerializer(serializers.Serializer):
@@ -80,14 +81,14 @@ class ReviewQueueApi(ApiView):
 
     class InputSerializer(StrictSerializer):
         status = serializers.ChoiceField(choices=sorted(QUEUE_PHASES), required=False, default="pending_review")
-        user_id = serializers.CharField(max_length=128, required=False, default="")
+        user_id = IdentifierField(required=False, default="")
         entity_type = serializers.CharField(max_length=64, required=False, default="")
         field = serializers.CharField(
             max_length=80, required=False, default="", help_text="A field name, or `relation:*` for any relation."
         )
         sensitivity = serializers.ChoiceField(choices=Sensitivity.values, required=False, default="")
-        min_confidence = serializers.FloatField(min_value=0.0, max_value=1.0, required=False, default=None)
-        max_confidence = serializers.FloatField(min_value=0.0, max_value=1.0, required=False, default=None)
+        min_confidence = FloatField(min_value=0.0, max_value=1.0, required=False, default=None)
+        max_confidence = FloatField(min_value=0.0, max_value=1.0, required=False, default=None)
         conflict = serializers.BooleanField(required=False, default=None, allow_null=True)
         new_entity = serializers.BooleanField(required=False, default=None, allow_null=True)
         age = serializers.ChoiceField(choices=list(QUEUE_AGES), required=False, default="")
@@ -113,7 +114,7 @@ class ReviewQueueApi(ApiView):
             default=QueueClaims.POOL,
             help_text="Colleagues' live claims are left out unless `all`; `mine`: only this key's claims.",
         )
-        limit = serializers.IntegerField(min_value=1, max_value=QUEUE_MAX_PAGE_SIZE, required=False, default=QUEUE_PAGE_SIZE)
+        limit = IntegerField(min_value=1, max_value=QUEUE_MAX_PAGE_SIZE, required=False, default=QUEUE_PAGE_SIZE)
         cursor = serializers.CharField(max_length=200, required=False, default="")
 
     class OutputSerializer(serializers.Serializer):
@@ -149,7 +150,7 @@ class ReviewDecisionApi(ApiView):
     required_scope = Scope.REVIEW
 
     class InputSerializer(StrictSerializer):
-        version = serializers.IntegerField(min_value=1)
+        version = IntegerField(min_value=1)
         reason = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
 
     def decide(self, *, candidate_id: int, data: dict) -> Candidate:

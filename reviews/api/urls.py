@@ -1,8 +1,9 @@
 """API v1 routes (SPEC §7). Each area adds its operations here."""
-from django.urls import path
+from django.urls import path, register_converter
 
 from .audit import AuditEventsApi, AuditExportApi
 from .candidates import CandidateSubmitApi
+from .converters import IdentifierConverter
 from .index import api_index
 from .keys import ApiKeyCreateApi, ApiKeyRevokeApi
 from .messages import MessagesIngestApi
@@ -10,6 +11,8 @@ from .portal_link import PortalLinkCreateApi
 from .recall import RecallApi
 from .review import ReviewApproveApi, ReviewDeferApi, ReviewQueueApi, ReviewRejectApi
 from .users import UserFactDeleteApi, UserFactsApi
+
+register_converter(IdentifierConverter, "identifier")
 
 urlpatterns = [
     path("", api_index, name="index"),
@@ -20,9 +23,9 @@ urlpatterns = [
     path("review/candidates/<int:candidate_id>/approve", ReviewApproveApi.as_view(), name="review-approve"),
     path("review/candidates/<int:candidate_id>/reject", ReviewRejectApi.as_view(), name="review-reject"),
     path("review/candidates/<int:candidate_id>/defer", ReviewDeferApi.as_view(), name="review-defer"),
-    path("users/<str:user_id>/portal-link", PortalLinkCreateApi.as_view(), name="portal-link-create"),
-    path("users/<str:user_id>/facts", UserFactsApi.as_view(), name="user-facts"),
-    path("users/<str:user_id>/facts/<int:fact_id>", UserFactDeleteApi.as_view(), name="user-fact-delete"),
+    path("users/<identifier:user_id>/portal-link", PortalLinkCreateApi.as_view(), name="portal-link-create"),
+    path("users/<identifier:user_id>/facts", UserFactsApi.as_view(), name="user-facts"),
+    path("users/<identifier:user_id>/facts/<int:fact_id>", UserFactDeleteApi.as_view(), name="user-fact-delete"),
     path("audit/export", AuditExportApi.as_view(), name="audit-export"),
     path("audit/events", AuditEventsApi.as_view(), name="audit-events"),
     path("keys", ApiKeyCreateApi.as_view(), name="keys-create"),

@@ -15,6 +15,7 @@ from ..models import Category, FactStatus, MemoryScope, Scope, Sensitivity, Sour
 from ..services.erasure import fact_erase, facts_delete
 from ..subject_selectors import subject_facts_with_history
 from .base import ApiView, StrictSerializer
+from .fields import IdentifierField
 from .recall import ApiErrorSerializer
 
 ERRORS = {code: ApiErrorSerializer for code in (400, 401, 403, 404, 429)}
@@ -91,7 +92,7 @@ class UserFactsApi(ApiView):
         """No parameters."""
 
     class DeleteInputSerializer(StrictSerializer):
-        thread_id = serializers.CharField(max_length=128, required=False)
+        thread_id = IdentifierField(required=False)
         entity = serializers.RegexField(
             r"^[^:\s]{1,64}:\S.{0,127}$", max_length=193, required=False, help_text="`type:id`"
         )

@@ -26,6 +26,7 @@ from .. import audit, transitions
 from ..actors import Actor
 from ..audit import EventDraft
 from ..errors import DomainError, Forbidden, InvalidInput, InvalidTransition, NotFound
+from ..identifiers import validate_identifier
 from ..models import (
     OPEN_CANDIDATE_STATUSES,
     AuditAction,
@@ -50,7 +51,6 @@ from .facts import lock_subject
 
 LINK_SALT = "reviews.portal-link"
 MAX_TOKEN_LENGTH = 200
-MAX_USER_ID_LENGTH = 128
 MAX_NOTE_LENGTH = 1000
 EXPORT_FORMAT = "memory-portal.subject-export/1"
 
@@ -75,15 +75,6 @@ def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def _clean_user_id(user_id: str) -> str:
-    user_id = (user_id or "").strip()
-    if not user_id or len(user_id) > MAX_USER_ID_LENGTH or "\x00" in user_id or "/" in user_id:
-        raise InvalidInput(
-            f"A user id is 1 to {MAX_USER_ID_LENGTH} characters, without slashes.", details={"user_id": "invalid"}
-        )
-    return user_id
-
-
 def _require_self(actor: Actor, user_id: str) -> None:
     """A subject acts on their own memory only; staff and keys act for the tenant."""
     if actor.is_subject and actor.id != user_id:
@@ -100,7 +91,7 @@ def portal_link_create(*, tenant: Tenant, user_id: str, actor: Actor, base_url: 
     The subject row is created if the host application has not sent anything yet: a
     person may look (and pause collection) before anything is remembered.
     """
-    subject = subject_get_or_create(tenant=tenant, user_id=_clean_user_id(user_id))
+    subject = subject_get_or_create(tenant=tenant, user_id=validate_identifier(user_id, name="user_id"))
     now = timezone.now()
     expires_at = now + timedelta(seconds=settings.MEMORY_PORTAL_LINK_MAX_AGE)
     token = _signer().sign(token_source.token_urlsafe(32))
@@ -209,7 +200,7 @@ def _link_event(link: PortalLink, action: str, reason_code: str = "") -> EventDr
 def subject_set_paused(*, tenant: Tenant, user_id: str, paused: bool, actor: Actor) -> Subject:
     """Pause or resume memory collection; while paused, ingest stores nothing new (SPEC §4)."""
     _require_self(actor, user_id)
-    subject = lock_subject(subject_get_or_create(tenant=tenant, user_id=_clean_user_id(user_id)).pk)
+    subject = lock_subject(subject_get_or_create(tenant=tenant, user_id=validate_identifier(user_id, name="user_id")).pk)
     if subject.collection_paused == paused:
         return subject
     subject.collection_paused = paused

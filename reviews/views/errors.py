@@ -1,11 +1,11 @@
 """Error pages; under /api/ (and /compat/) the same failures answer in SPEC §7's JSON shape."""
 from django.shortcuts import render
 
-from ..api.errors import json_error
+from ..api.errors import is_api_path, json_error
 
 
 def _is_api(request) -> bool:
-    return request.path.startswith(("/api/", "/compat/"))
+    return is_api_path(request.path)
 
 
 def not_found(request, exception=None):

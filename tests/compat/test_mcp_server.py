@@ -186,7 +186,7 @@ def test_another_tenant_sees_and_forgets_nothing(mcp_url, key, memory, other_ten
 
 def test_bad_arguments_are_tool_errors_and_store_nothing(mcp_url, key, tenant):
     _, raw = key(Scope.INGEST, Scope.RECALL)
-    too_long, secret, bad_scope = run(
+    too_long, secret, bad_scope, boolean, control = run(
         mcp_url,
         raw,
         ("recall_memories", {"user_id": "x" * 200}),
@@ -194,8 +194,15 @@ def test_bad_arguments_are_tool_errors_and_store_nothing(mcp_url, key, tenant):
                             "value": "my password is hunter2-Secret!", "confidence": 0.99}),
         ("propose_memory", {"user_id": USER, "entity_type": "user", "entity_id": "me", "field": "name",
                             "value": "Alice", "scope": "forever"}),
+        ("propose_memory", {"user_id": USER, "entity_type": "user", "entity_id": "me", "field": "name",
+                            "value": "Alice", "confidence": True}),
+        ("propose_memory", {"user_id": "a\nb", "entity_type": "user", "entity_id": "me", "field": "name",
+                            "value": "Alice", "confidence": 0.97}),
     )
     assert too_long.is_error and "user_id" in text_of(too_long)
     assert secret.structured_content["status"] == "rejected"
     assert "hunter2" not in str(list(Candidate.objects.values_list("value", flat=True)))
     assert bad_scope.is_error and "scope" in text_of(bad_scope)
+    assert boolean.is_error and "confidence" in text_of(boolean)  # not taken as 1.0 and auto-approved
+    assert control.is_error and "user_id" in text_of(control)
+    assert not Candidate.objects.filter(value="Alice").exists()

@@ -1,0 +1,41 @@
+"""Input fields stricter than DRF's where SPEC §7 asks: a boolean is not a number, an
+identifier is SPEC §1's."""
+from rest_framework import serializers
+
+from ..errors import InvalidInput
+from ..identifiers import MAX_IDENTIFIER_LENGTH, validate_identifier
+
+
+class _NotABoolean:
+    """DRF's FloatField takes ``true`` as 1.0 (``float(True)``): a confidence of ``true``
+    would be auto-approved. JSON's booleans are refused wherever a number is expected."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class FloatField(_NotABoolean, serializers.FloatField):
+    pass
+
+
+class IntegerField(_NotABoolean, serializers.IntegerField):
+    pass
+
+
+class IdentifierField(serializers.CharField):
+    """A SPEC §1 identifier (``user_id``, ``entity_id``, ``thread_id``, a message ``id``),
+    kept exactly as sent: not trimmed, since the same id must reach it later in a URL."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_length", MAX_IDENTIFIER_LENGTH)
+        kwargs.setdefault("trim_whitespace", False)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        try:
+            return validate_identifier(value, name=self.field_name or "identifier")
+        except InvalidInput as refused:
+            raise serializers.ValidationError(refused.message, code="invalid") from None

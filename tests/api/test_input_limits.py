@@ -1,0 +1,174 @@
+"""SPEC §7's input limits at the API's edge: JSON nested deeper than 64 levels, a boolean
+where a number is expected, characters PostgreSQL cannot store → 400; nothing stored."""
+import json
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver
+from rest_framework import serializers
+
+from reviews.api.parsers import MAX_JSON_DEPTH
+from reviews.models import AuditEvent, Candidate, Message, Scope
+from tests.conftest import candidate
+from tests.dump import dump_all_tables
+
+pytestmark = pytest.mark.django_db
+
+# Every operation that reads a JSON body, with a body it would accept.
+JSON_BODIES = {
+    "/api/v1/messages": {"messages": [{"id": "m-1", "thread_id": "t-1", "user_id": "u1", "role": "user", "content": "hi"}]},
+    "/api/v1/candidates": {"user_id": "u1", "candidates": [candidate()]},
+    "/api/v1/keys": {"scopes": ["recall"]},
+    "/api/v1/users/u1/portal-link": {},
+    "/api/v1/review/candidates/1/approve": {"version": 1},
+    "/compat/mem0/v3/memories/add/": {"messages": [{"role": "user", "content": "hi"}], "user_id": "u1"},
+    "/compat/mem0/v3/memories/search/": {"query": "x", "user_id": "u1"},
+}
+
+
+def nested(depth: int, leaf="x") -> str:
+    """A JSON document ``depth`` containers deep, without recursion of our own."""
+    return "[" * (depth - 1) + json.dumps({"deep": leaf}) + "]" * (depth - 1)
+
+
+@pytest.fixture
+def every_scope(tenant, make_client):
+    return make_client(tenant, list(Scope.values))
+
+
+def assert_error(response, status, code):
+    assert response.status_code == status, response.content
+    error = response.json()["error"]
+    assert error["code"] == code and error["message"]
+    return error
+
+
+@pytest.mark.parametrize("depth", [MAX_JSON_DEPTH + 1, 1_000, 100_000])
+@pytest.mark.parametrize("path", JSON_BODIES)
+def test_json_nested_deeper_than_the_limit_is_a_400_everywhere(every_scope, tenant, path, depth):
+    before = dump_all_tables()
+
+    error = assert_error(every_scope.post_json(path, nested(depth)), 400, "invalid")
+
+    assert error["details"] == {"body": "too_deep"}
+    assert dump_all_tables() == before
+
+
+def test_depth_is_counted_in_objects_as_in_arrays(every_scope):
+    deep_objects = '{"a":' * MAX_JSON_DEPTH + "1" + "}" * MAX_JSON_DEPTH
+    deeper_objects = '{"a":' * (MAX_JSON_DEPTH + 1) + "1" + "}" * (MAX_JSON_DEPTH + 1)
+
+    at_limit = every_scope.post_json("/api/v1/candidates", deep_objects)
+    past_limit = every_scope.post_json("/api/v1/candidates", deeper_objects)
+
+    assert at_limit.status_code == 400 and at_limit.json()["error"]["details"] != {"body": "too_deep"}
+    assert past_limit.json()["error"]["details"] == {"body": "too_deep"}
+
+
+def test_a_document_at_the_limit_reaches_the_serializer(every_scope):
+    """64 levels parse; the serializer then says which field is wrong."""
+    error = assert_error(every_scope.post_json("/api/v1/candidates", nested(MAX_JSON_DEPTH)), 400, "invalid")
+    assert error["details"] != {"body": "too_deep"}
+
+
+@pytest.mark.parametrize(
+    "content",
+    ['"a\\u0000b"', '"\\ud800"', '"x\\udfffy"'],
+    ids=["nul", "lone high surrogate", "lone low surrogate"],
+)
+def test_unstorable_characters_are_refused_with_nothing_stored(ingest_client, content):
+    body = '{"messages": [{"id": "m-1", "thread_id": "t-1", "user_id": "u1", "role": "user", "content": %s}]}' % content
+
+    assert_error(ingest_client.post_json("/api/v1/messages", body), 400, "malformed_request")
+    assert not Message.objects.exists()
+
+
+def test_unstorable_characters_deep_in_a_key_are_refused(ingest_client):
+    body = '{"messages": [{"id": "m-1", "thread_id": "t-1", "user_id": "u1", "role": "user", "content": "", "x": {"\\ud800": 1}}]}'
+    assert_error(ingest_client.post_json("/api/v1/messages", body), 400, "malformed_request")
+
+
+def test_a_surrogate_pair_is_an_ordinary_character(ingest_client):
+    body = '{"messages": [{"id": "m-1", "thread_id": "t-1", "user_id": "u1", "role": "user", "content": "\\ud83d\\ude00"}]}'
+    assert ingest_client.post_json("/api/v1/messages", body).status_code == 202
+    assert Message.objects.get().content == "\U0001F600"
+
+
+# --- Booleans are not numbers ---------------------------------------------------------------
+
+
+def test_confidence_true_is_refused_not_auto_approved(ingest_client, tenant):
+    response = ingest_client.post_json("/api/v1/candidates", {"user_id": "u1", "candidates": [candidate(confidence=True)]})
+
+    error = assert_error(response, 400, "invalid")
+    assert "confidence" in json.dumps(error["details"])
+    assert not Candidate.objects.exists()
+    assert not AuditEvent.objects.filter(tenant_id=tenant.pk, subject_user_id="u1").exists()
+
+
+@pytest.mark.parametrize("number", [0.97, 1, 0])
+def test_numbers_are_still_numbers(ingest_client, number):
+    response = ingest_client.post_json("/api/v1/candidates", {"user_id": "u1", "candidates": [candidate(confidence=number)]})
+    assert response.status_code == 201, response.content
+
+
+def test_a_version_of_true_is_refused(tenant, submit, make_client):
+    [result] = submit(tenant, "u1", candidate(confidence=0.5))
+    client = make_client(tenant, [Scope.REVIEW])
+
+    response = client.post_json(f"/api/v1/review/candidates/{result.candidate_id}/approve", {"version": True})
+
+    assert_error(response, 400, "invalid")
+    assert Candidate.objects.get(pk=result.candidate_id).version == 1
+
+
+def test_mem0_search_refuses_a_top_k_of_true(tenant, make_client):
+    client = make_client(tenant, [Scope.RECALL])
+    response = client.post_json("/compat/mem0/v3/memories/search/", {"query": "x", "user_id": "u1", "top_k": True})
+    assert response.status_code == 400
+    assert "top_k" in json.dumps(response.json()["error"]["details"])
+
+
+def _views():
+    """Every view class the URLconf routes to."""
+    def walk(patterns):
+        for entry in patterns:
+            if isinstance(entry, URLResolver):
+                yield from walk(entry.url_patterns)
+            elif isinstance(entry, URLPattern) and hasattr(entry.callback, "view_class"):
+                yield entry.callback.view_class
+    return set(walk(get_resolver().url_patterns))
+
+
+def _input_serializers():
+    """The serializers views read input with (their nested classes other than outputs)."""
+    found = set()
+    for view in _views():
+        for klass in type.mro(view):
+            for name, value in vars(klass).items():
+                if isinstance(value, type) and issubclass(value, serializers.BaseSerializer) and "Output" not in name:
+                    found.add(value)
+    return found
+
+
+def _numeric_fields(serializer, path=""):
+    for name, field in serializer.fields.items():
+        child = getattr(field, "child", None)
+        if isinstance(field, serializers.BaseSerializer) and hasattr(field, "fields"):
+            yield from _numeric_fields(field, f"{path}{name}.")
+        elif isinstance(child, serializers.Serializer):
+            yield from _numeric_fields(child, f"{path}{name}[].")
+        elif isinstance(field, (serializers.FloatField, serializers.IntegerField, serializers.DecimalField)):
+            yield f"{path}{name}", field
+
+
+def test_every_numeric_input_field_of_every_view_refuses_a_boolean():
+    checked = []
+    for serializer_class in _input_serializers():
+        for where, field in _numeric_fields(serializer_class()):
+            for boolean in (True, False):
+                with pytest.raises(serializers.ValidationError):
+                    field.run_validation(boolean)
+            checked.append(f"{serializer_class.__qualname__}.{where}")
+    # The walk found the fields it is meant to guard (a walk finding nothing proves nothing).
+    assert {"CandidateSubmitApi.InputSerializer.candidates[].confidence", "ReviewQueueApi.InputSerializer.min_confidence",
+            "SearchApi.InputSerializer.top_k", "ListApi.PageSerializer.page_size"} <= set(checked), checked
