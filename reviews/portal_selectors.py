@@ -42,6 +42,7 @@ from .models import (
     Subject,
 )
 from .policy import RELATION_PREFIX
+from .labels import TenantLabels, labels_cached_on
 from .schema import TenantSchema
 from .services.erasure import deletion_scope
 
@@ -54,30 +55,6 @@ SECTIONS = [
     (Category.RELATION, _("Relations"), _("People, projects and organisations you are connected to.")),
 ]
 
-FIELD_LABELS = {
-    ("user", "name"): _("Your name"),
-    ("user", "role"): _("Your role"),
-    ("user", "language"): _("Your language"),
-    ("user", "location"): _("Where you are"),
-    ("user", "preference"): _("Something you prefer"),
-    ("user", "health"): _("Your health"),
-    ("user", "legal_matter"): _("A legal matter"),
-    ("user", "finance"): _("Your finances"),
-    ("project", "name"): _("Name"),
-    ("project", "database"): _("Database"),
-    ("project", "status"): _("Status"),
-    ("project", "tech_stack"): _("Technology"),
-    ("organization", "name"): _("Name"),
-    ("organization", "industry"): _("Industry"),
-    ("preference", "answer_style"): _("How you like answers"),
-    ("preference", "code_style"): _("How you like code"),
-}
-ENTITY_TYPE_LABELS = {
-    "user": _("You"),
-    "project": _("Project"),
-    "organization": _("Organisation"),
-    "preference": _("Your preferences"),
-}
 # Counts on a receipt or a confirmation page, in the order they are listed: the words
 # follow the number (singular or plural), e.g. "3 chat messages".
 COUNT_LABELS = {
@@ -101,18 +78,13 @@ COUNT_LABELS = {
 }
 
 
-def field_label(entity_type: str, field: str):
-    if field.startswith(RELATION_PREFIX):
-        return field[len(RELATION_PREFIX) :].replace("_", " ")
-    return FIELD_LABELS.get((entity_type, field)) or field.replace("_", " ").capitalize()
-
-
-def entity_label(entity: Entity | None, entity_type: str = "", entity_id: str = ""):
+def entity_label(entity: Entity | None, entity_type: str = "", entity_id: str = "") -> str:
+    """"You" for the subject's own entity, else "Project: Flask migration"."""
     entity_type = entity.entity_type if entity else entity_type
+    kind = TenantLabels.entity_type(entity_type)
     if entity_type == "user":
-        return ENTITY_TYPE_LABELS["user"]
+        return kind
     name = (entity.display_name or entity.entity_id) if entity else entity_id
-    kind = ENTITY_TYPE_LABELS.get(entity_type) or entity_type.replace("_", " ").capitalize()
     return f"{kind}: {name}"
 
 
@@ -195,6 +167,7 @@ def _memory_items(subject: Subject, facts: list[Fact], *, with_history: bool) ->
         history.setdefault(v.fact_id, []).append(
             HistoryEntry(v.version, v.value, v.source, decided_by(v.actor, subject.user_id), at)
         )
+    labels = labels_cached_on(subject, subject.tenant)
     items = []
     for fact in facts:
         entries = history.get(fact.pk, [])
@@ -207,7 +180,7 @@ def _memory_items(subject: Subject, facts: list[Fact], *, with_history: bool) ->
             MemoryItem(
                 fact=fact,
                 entity_label=entity_label(fact.entity),
-                field_label=field_label(fact.entity.entity_type, fact.field),
+                field_label=labels.field(fact.entity.entity_type, fact.field),
                 said_on=said_on,
                 set_by=current.by if current else decided_by(fact.approved_by, subject.user_id),
                 confirmed_by=decided_by(fact.approved_by, subject.user_id),
@@ -283,7 +256,7 @@ def _question_for(candidate: Candidate):
     return QUESTIONS.get(candidate.reason, DEFAULT_QUESTION)
 
 
-def _waiting_item(candidate: Candidate, schema: TenantSchema, dates: dict, tenant) -> WaitingItem:
+def _waiting_item(candidate: Candidate, schema: TenantSchema, labels: TenantLabels, dates: dict, tenant) -> WaitingItem:
     rule = schema.rule_for(candidate.entity_type, candidate.field)
     sensitive = rule is not None and rule.sensitivity == Sensitivity.SENSITIVE
     retention = None
@@ -293,7 +266,7 @@ def _waiting_item(candidate: Candidate, schema: TenantSchema, dates: dict, tenan
         candidate=candidate,
         question=_question_for(candidate),
         entity_label=entity_label(candidate.entity, candidate.entity_type, candidate.entity_ref_id),
-        field_label=field_label(candidate.entity_type, candidate.field),
+        field_label=labels.field(candidate.entity_type, candidate.field),
         said_on=dates.get(candidate.source_message_id) or candidate.created_at,
         is_sensitive=sensitive,
         retention_days=retention,
@@ -335,7 +308,8 @@ def subject_waiting(subject: Subject) -> Waiting:
     ]
     schema = TenantSchema.load(subject.tenant)
     dates = _message_dates(subject, (c.source_message_id for c in rows))
-    items = [_waiting_item(c, schema, dates, subject.tenant) for c in rows]
+    labels = labels_cached_on(subject, subject.tenant)
+    items = [_waiting_item(c, schema, labels, dates, subject.tenant) for c in rows]
     return Waiting(
         questions=[i for i in items if i.candidate.status == CandidateStatus.PENDING_USER],
         conflicts=[i for i in items if i.candidate.status == CandidateStatus.PENDING_REVIEW and _is_conflict(i.candidate)],
@@ -438,6 +412,7 @@ def subject_scopes(subject: Subject) -> Scopes:
             "message_id", "thread_id"
         )
     )
+    labels = labels_cached_on(subject, subject.tenant)
     entities: dict[str, str] = {}
     fields: dict[str, str] = {}
     for fact in active:
@@ -445,7 +420,7 @@ def subject_scopes(subject: Subject) -> Scopes:
         if thread:
             threads.setdefault(thread, Conversation(thread, 0, None, None, 0)).facts += 1
         entities.setdefault(fact.entity.ref, str(entity_label(fact.entity)))
-        fields.setdefault(fact.field, str(field_label(fact.entity.entity_type, fact.field)))
+        fields.setdefault(fact.field, labels.field(fact.entity.entity_type, fact.field))
     return Scopes(
         conversations=list(threads.values()),
         entities=sorted(entities.items(), key=lambda item: item[1]),
@@ -549,10 +524,11 @@ def subject_deletions(subject: Subject) -> Deletions:
         | Q(status=DeletionStatus.DONE, settled_at__gte=timezone.now() - DONE_SHOWN_FOR),
         subject=subject,
     ).select_related("fact__entity").order_by("-requested_at")
+    labels = labels_cached_on(subject, subject.tenant)
     scheduled, done = [], []
     for row in rows:
         fact = row.fact
-        label = field_label(fact.entity.entity_type, fact.field)
+        label = labels.field(fact.entity.entity_type, fact.field)
         if fact.entity.entity_type != "user":
             label = f"{entity_label(fact.entity)} · {label}"
         if row.status == DeletionStatus.SCHEDULED:

@@ -668,6 +668,20 @@ def decisions_per_day(*, tenant: Tenant, days: int = 30, now: datetime | None = 
     return sorted(per_day.items())
 
 
+WAITING_BY_FIELD_ROWS = 10
+
+
+def waiting_by_field(*, tenant: Tenant) -> list[tuple[str, str, int]]:
+    """The fields with the most items waiting for a person, most first: (entity type, field, n)."""
+    rows = (
+        Candidate.objects.filter(tenant=tenant, status__in=OPEN_CANDIDATE_STATUSES)
+        .values_list("entity_type", "field")
+        .annotate(n=Count("pk"))
+        .order_by("-n", "entity_type", "field")[:WAITING_BY_FIELD_ROWS]
+    )
+    return [(entity_type, field, n) for entity_type, field, n in rows]
+
+
 @dataclass
 class ExtractorQuality:
     extractor: str

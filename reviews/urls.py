@@ -39,6 +39,7 @@ urlpatterns = [
     path("tenant/", tenant_admin.console_home, name="tenant-admin"),
     path("tenant/schema/", tenant_admin.schema_page, name="tenant-schema"),
     path("tenant/schema/add", tenant_admin.field_add, name="tenant-field-add"),
+    path("tenant/schema/relation-labels", tenant_admin.relation_labels_change, name="tenant-relation-labels"),
     path("tenant/schema/<slug:entity_type>/<str:field_name>", tenant_admin.field_edit, name="tenant-field-edit"),
     path("tenant/policy/", tenant_admin.policy_page, name="tenant-policy"),
     path("tenant/policy/change", tenant_admin.policy_change, name="tenant-policy-change"),

@@ -31,6 +31,9 @@ class Tenant(models.Model):
     allowed_relation_names = models.JSONField(
         null=True, blank=True, help_text=_("Empty: any relation:<name> field is accepted.")
     )
+    # What a relation name reads as, per language ({"works_on": {"en": …, "zh-hans": …}});
+    # a name not listed reads as reviews.labels' default for it (reviews/labels.py).
+    relation_labels = models.JSONField(default=dict, blank=True)
     # Retention (SPEC §1, §3 step 5).
     sensitive_retention_days = models.PositiveIntegerField(default=90)
     message_retention_days = models.PositiveIntegerField(default=30)
@@ -109,6 +112,9 @@ class FieldDefinition(models.Model):
     category = models.CharField(max_length=12, choices=Category.choices)
     auto_approve = models.BooleanField(default=False)
     retention_days = models.PositiveIntegerField(null=True, blank=True, help_text=_("Empty: keep until deleted."))
+    # What the field reads as on every page, per language ({"en": …, "zh-hans": …}); a
+    # language left out reads as the default label of reviews/labels.py.
+    labels = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["entity_type", "field"]

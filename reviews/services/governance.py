@@ -35,16 +35,19 @@ from ..models import (
     Source,
     Tenant,
 )
+from ..labels import LABEL_LANGUAGES, MAX_LABEL_LENGTH
 from ..policy import RELATION_PREFIX
 from ..publication import schedule_projection
+from ..secrets import mask_secrets
 
 # --- The field schema -------------------------------------------------------------------------
 
-FIELD_ATTRIBUTES = ("cardinality", "sensitivity", "category", "auto_approve", "retention_days")
+FIELD_ATTRIBUTES = ("cardinality", "sensitivity", "category", "auto_approve", "retention_days", "labels")
 # What a published fact copies from its field's definition (recall filters on the copy).
 FACT_SNAPSHOT_ATTRIBUTES = ("cardinality", "sensitivity", "category")
 _ENTITY_TYPE = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
 _FIELD_NAME = re.compile(rf"^(?:{re.escape(RELATION_PREFIX)})?[a-z][a-z0-9_]{{0,62}}$")
+_RELATION_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 MAX_RETENTION_DAYS = 36_500
 
 
@@ -64,6 +67,37 @@ def _field_definition(tenant: Tenant, entity_type: str, field: str, *, lock: boo
             f"The schema has no field {entity_type}.{field}.", details={"entity_type": entity_type, "field": field}
         )
     return definition
+
+
+def clean_labels(labels) -> dict:
+    """A label per language ({"en": …, "zh-hans": …}), trimmed; an empty one is left out
+    (that language reads as the default label). Labels are shown on every page, so a
+    credential is refused like anywhere else (SPEC §3 step 2)."""
+    if labels is None:
+        return {}
+    if not isinstance(labels, Mapping):
+        raise InvalidInput("labels maps a language to its label.", details={"allowed": list(LABEL_LANGUAGES)})
+    unknown = sorted(set(labels) - set(LABEL_LANGUAGES))
+    if unknown:
+        raise InvalidInput("Labels are written in English and Simplified Chinese only.",
+                           details={"unknown": unknown, "allowed": list(LABEL_LANGUAGES)})
+    cleaned = {}
+    for language in LABEL_LANGUAGES:
+        text = labels.get(language)
+        if text is None:
+            continue
+        if not isinstance(text, str):
+            raise InvalidInput("A label is text.", details={"language": language})
+        text = " ".join(text.split())
+        if len(text) > MAX_LABEL_LENGTH or any(ord(ch) < 32 for ch in text):
+            raise InvalidInput(f"A label is at most {MAX_LABEL_LENGTH} printable characters.",
+                               details={"language": language})
+        if mask_secrets(text).found:
+            raise InvalidInput("A label looks like a credential; credentials are never stored.",
+                               details={"language": language, "value": "secret_detected"})
+        if text:
+            cleaned[language] = text
+    return cleaned
 
 
 def _check_field_attributes(values: Mapping) -> None:
@@ -111,6 +145,7 @@ def field_add_check(*, tenant: Tenant, entity_type: str, field: str, attributes:
         "category": attributes.get("category", Category.IDENTITY),
         "auto_approve": attributes.get("auto_approve", False),
         "retention_days": attributes.get("retention_days"),
+        "labels": clean_labels(attributes.get("labels")),
     }
     _check_field_attributes(values)
     if FieldDefinition.objects.filter(tenant=tenant, entity_type=entity_type, field=field).exists():
@@ -157,6 +192,7 @@ def field_update_check(*, tenant: Tenant, entity_type: str, field: str, changes:
     definition = _field_definition(tenant, entity_type, field)
     before = field_snapshot(definition)
     after = {**before, **changes}
+    after["labels"] = clean_labels(after["labels"])
     _check_field_attributes(after)
     facts = _active_facts(tenant, entity_type, field)
     if before["cardinality"] == Cardinality.MANY and after["cardinality"] == Cardinality.ONE:
@@ -216,6 +252,41 @@ def _record_schema_change(tenant: Tenant, definition: FieldDefinition, *, before
             after=after,
         ),
     )
+
+
+def relation_labels_check(*, tenant: Tenant, name: str, labels: Mapping) -> tuple[dict, dict]:
+    """A relation name's labels before and after, validated; raises :class:`InvalidInput`."""
+    if not isinstance(name, str) or not _RELATION_NAME.match(name):
+        raise InvalidInput("A relation name is lowercase letters, digits and _.", details={"name": name})
+    allowed = tenant.allowed_relation_names
+    if allowed is not None and name not in allowed:
+        raise InvalidInput("The tenant's schema does not allow this relation name.",
+                           details={"name": name, "allowed": list(allowed)})
+    before = dict((tenant.relation_labels or {}).get(name) or {})
+    return before, clean_labels(labels)
+
+
+@transaction.atomic
+def relation_labels_set(*, tenant: Tenant, name: str, labels: Mapping, actor: Actor) -> Tenant:
+    """Give a relation name (``relation:<name>``) its labels; empty ones read as the default.
+
+    Recorded as ``tenant.schema_changed`` on ``relation:<name>``, like a field's labels.
+    """
+    tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
+    before, after = relation_labels_check(tenant=tenant, name=name, labels=labels)
+    if before == after:
+        return tenant
+    relation_labels = {key: value for key, value in (tenant.relation_labels or {}).items() if key != name}
+    if after:
+        relation_labels[name] = after
+    tenant.relation_labels = relation_labels
+    tenant.save(update_fields=["relation_labels"])
+    audit.record(
+        tenant.pk,
+        EventDraft(actor=str(actor), action=AuditAction.TENANT_SCHEMA_CHANGED, object_type="relation",
+                   object_id=f"{RELATION_PREFIX}{name}", before={"labels": before}, after={"labels": after}),
+    )
+    return tenant
 
 
 # --- Policy: thresholds, source priorities, retention ----------------------------------------

@@ -4,7 +4,8 @@ import json
 from django import template
 from django.utils.translation import gettext_lazy as _
 
-from ..models import CandidateFlag, CandidateStatus, Reason, Sensitivity, Source
+from .. import labels
+from ..models import CandidateFlag, CandidateStatus, Reason, Sensitivity
 
 register = template.Library()
 
@@ -66,9 +67,9 @@ def sensitivity_label(code: str) -> str:
     return Sensitivity(code).label if code in Sensitivity.values else code
 
 
-@register.filter
-def source_label(code: str) -> str:
-    return Source(code).label if code in Source.values else code
+# The same filter as label_tags' (one definition, reviews/labels.py), kept here for the
+# reviewer templates that load only this library.
+register.filter("source_label", labels.source_label)
 
 
 DECISION_LABELS = {

@@ -26,11 +26,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from ..actors import Actor
 from ..errors import DomainError, NotFound
+from ..labels import labels_cached_on
 from ..permissions import PORTAL_SESSION_KEY, portal_binding, portal_subject
 from ..portal_selectors import (
     conversation_label,
     entity_label,
-    field_label,
     describe_counts,
     describe_erasure,
     erasure_preview,
@@ -523,8 +523,8 @@ def _describe_scope(subject, scope: dict) -> list[tuple[str, str]]:
     """The scope in the subject's words: a conversation by its first words, never its id."""
     labels = {
         "thread_id": lambda v: conversation_label(subject, v),
-        "entity": lambda v: str(entity_label(None, *v.partition(":")[::2])),
-        "field": lambda v: str(field_label("user", v)),
+        "entity": lambda v: entity_label(None, *v.partition(":")[::2]),
+        "field": lambda v: labels_cached_on(subject, subject.tenant).field("user", v),
         "fact_id": lambda v: None,
         "user_id": lambda v: None,
     }

@@ -18,6 +18,7 @@ from ..selectors import (
     decisions_per_reviewer,
     extractor_quality,
     reviewer_agreement,
+    waiting_by_field,
     waiting_items_series,
 )
 from ..sharedcache import cached
@@ -151,6 +152,7 @@ STATS_CACHE_SECONDS = 60
 @dataclass
 class StatsNumbers:
     waiting: list
+    waiting_by_field: list
     per_day: list
     quality: list
     per_reviewer: dict
@@ -164,6 +166,7 @@ def stats_numbers(tenant) -> StatsNumbers:
     agreement = reviewer_agreement(tenant=tenant)
     return StatsNumbers(
         waiting=waiting_items_series(tenant=tenant),
+        waiting_by_field=waiting_by_field(tenant=tenant),
         per_day=decisions_per_day(tenant=tenant),
         quality=extractor_quality(tenant=tenant),
         per_reviewer=per_reviewer,
@@ -177,7 +180,7 @@ def stats_numbers(tenant) -> StatsNumbers:
 @staff_view
 def stats(request):
     tenant = request.tenant
-    numbers = cached(f"review-stats:{tenant.pk}", lambda: stats_numbers(tenant), STATS_CACHE_SECONDS)
+    numbers = cached(f"review-stats:2:{tenant.pk}", lambda: stats_numbers(tenant), STATS_CACHE_SECONDS)
     names = numbers.names
     reviewers = sorted(
         (
@@ -194,6 +197,7 @@ def stats(request):
         {
             "computed_at": numbers.computed_at,
             "waiting_now": numbers.waiting[-1][1] if numbers.waiting else 0,
+            "waiting_by_field": numbers.waiting_by_field,
             "waiting_chart": area_chart(numbers.waiting),
             "decisions_chart": stacked_bar_chart(numbers.per_day),
             "quality": [

@@ -26,6 +26,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from ..actors import Actor
 from ..errors import DomainError
+from ..labels import MAX_LABEL_LENGTH, TenantLabels, known_relation_names
 from ..extraction import active_extractor_name, prompt_versions
 from ..models import (
     ApiKey,
@@ -76,6 +77,7 @@ def tenant_admin_page(view):
 # --- Forms ------------------------------------------------------------------------------------
 
 BLANK_MEANS_KEEP = gettext_lazy("Empty: keep until deleted.")
+EMPTY_LABEL_MEANS_DEFAULT = gettext_lazy("Empty: the default label.")
 
 
 class FieldAttributesForm(forms.Form):
@@ -88,14 +90,34 @@ class FieldAttributesForm(forms.Form):
         help_text=BLANK_MEANS_KEEP,
     )
 
+    label_en = forms.CharField(required=False, max_length=MAX_LABEL_LENGTH, label=gettext_lazy("Label (English)"),
+                               help_text=EMPTY_LABEL_MEANS_DEFAULT)
+    label_zh = forms.CharField(required=False, max_length=MAX_LABEL_LENGTH, label=gettext_lazy("Label (Chinese)"),
+                               help_text=EMPTY_LABEL_MEANS_DEFAULT)
+
     def attributes(self) -> dict:
-        return {name: self.cleaned_data[name] for name in governance.FIELD_ATTRIBUTES}
+        data = self.cleaned_data
+        return {
+            **{name: data[name] for name in governance.FIELD_ATTRIBUTES if name != "labels"},
+            "labels": _labels_from(data),
+        }
+
+
+def _labels_from(data: dict) -> dict:
+    return {"en": data["label_en"], "zh-hans": data["label_zh"]}
+
+
+class RelationLabelsForm(forms.Form):
+    name = forms.CharField(max_length=63, label=gettext_lazy("Relation name"),
+                           help_text=gettext_lazy("As in relation:<name>, e.g. works_on."))
+    label_en = FieldAttributesForm.base_fields["label_en"]
+    label_zh = FieldAttributesForm.base_fields["label_zh"]
 
 
 class FieldAddForm(FieldAttributesForm):
     entity_type = forms.CharField(max_length=64, label=gettext_lazy("Entity type"))
     field = forms.CharField(max_length=80, label=gettext_lazy("Field"))
-    field_order = ["entity_type", "field", *governance.FIELD_ATTRIBUTES]
+    field_order = ["entity_type", "field", *governance.FIELD_ATTRIBUTES, "label_en", "label_zh"]
 
 
 class PolicyForm(forms.Form):
@@ -273,6 +295,11 @@ def _section_context(section: str, tenant: Tenant) -> dict:
                 ("sensitivity", _("Sensitivity"), Sensitivity.choices),
                 ("category", _("Category"), Category.choices),
             ],
+            "relations": [
+                (name, (tenant.relation_labels or {}).get(name) or {}, labels.relation(name))
+                for labels in [TenantLabels.load(tenant)] for name in known_relation_names(tenant)
+            ],
+            "relation_form": RelationLabelsForm(),
         }
     if section == "policy":
         return {"policy_form": PolicyForm(initial=PolicyForm.initial_for(tenant))}
@@ -398,6 +425,25 @@ def field_edit(request, form, entity_type: str, field_name: str):
     title = _("Change %(field)s") % {"field": edited}
     operation = Operation("field-edit", title, form, check, save, context={"edited": edited})
     return operation
+
+
+@_console_step("schema", RelationLabelsForm, form_key="relation_form")
+def relation_labels_change(request, form):
+    tenant = request.tenant
+
+    def check():
+        before, after = governance.relation_labels_check(
+            tenant=tenant, name=form.cleaned_data["name"], labels=_labels_from(form.cleaned_data)
+        )
+        return [Row("labels", before, after)] if before != after else []
+
+    def save():
+        governance.relation_labels_set(
+            tenant=tenant, name=form.cleaned_data["name"], labels=_labels_from(form.cleaned_data), actor=request.actor
+        )
+        return f"relation:{form.cleaned_data['name']}", ""
+
+    return Operation("relation-labels", _("Label a relation name"), form, check, save)
 
 
 @_console_step("policy", PolicyForm, form_key="policy_form")

@@ -1,7 +1,9 @@
 """Every label the subject's pages show exists in both languages (English and Simplified Chinese).
 
-The labels are the selectors' vocabularies (fields, entity types, categories, counts,
-questions, deletion scopes) and every entry of the portal's catalog; a label added
+The labels are the schema's default labels (fields, relation names, entity types,
+categories, sources: reviews/labels.py, shared with the reviewer queue and the stats),
+the selectors' vocabularies (counts, questions, deletion scopes) and every entry of the
+portal's catalog; a label added
 without its translation fails here, not in front of a Chinese-speaking subject.
 """
 import re
@@ -10,8 +12,9 @@ from pathlib import Path
 import pytest
 from django.utils import translation
 
+from reviews import labels as schema_labels
 from reviews import portal_selectors
-from reviews.models import Category
+from reviews.models import Category, Source
 from reviews.schema import DEFAULT_FIELDS
 from reviews.views import portal as portal_views
 
@@ -20,8 +23,13 @@ CJK = re.compile(r"[\u3400-\u9fff]")
 
 
 def labels():
-    yield from (("field", key, label) for key, label in portal_selectors.FIELD_LABELS.items())
-    yield from (("entity type", key, label) for key, label in portal_selectors.ENTITY_TYPE_LABELS.items())
+    # The schema's labels (fields, relation names, entity types, categories, sources) are
+    # shared by the portal, the reviewer queue and the stats (reviews/labels.py).
+    yield from (("field", key, label) for key, label in schema_labels.DEFAULT_FIELD_LABELS.items())
+    yield from (("relation", key, label) for key, label in schema_labels.DEFAULT_RELATION_LABELS.items())
+    yield from (("entity type", key, label) for key, label in schema_labels.DEFAULT_ENTITY_TYPE_LABELS.items())
+    yield from (("category label", key, label) for key, label in Category.choices)
+    yield from (("source", key, label) for key, label in Source.choices)
     for category, heading, blurb in portal_selectors.SECTIONS:
         yield "category", category, heading
         yield "category blurb", category, blurb
@@ -44,7 +52,8 @@ def test_each_label_reads_in_english_and_chinese(kind, key, label):
 
 
 def test_every_default_field_and_category_has_a_label():
-    assert {(entity_type, field) for entity_type, field, *_ in DEFAULT_FIELDS} <= set(portal_selectors.FIELD_LABELS)
+    assert {(entity_type, field) for entity_type, field, *_ in DEFAULT_FIELDS} <= set(schema_labels.DEFAULT_FIELD_LABELS)
+    assert {entity_type for entity_type, *_ in DEFAULT_FIELDS} <= set(schema_labels.DEFAULT_ENTITY_TYPE_LABELS)
     assert {category for category, _, _ in portal_selectors.SECTIONS} == set(Category.values)
 
 

@@ -13,7 +13,7 @@ from tests.conftest import candidate
 
 # Session, subject, due deletions, the deletions panel, facts, their versions, their source
 # messages, the waiting badge.
-QUERIES_ON_HOME = 8
+QUERIES_ON_HOME = 9  # the tenant's labels are one of them
 
 
 def events(tenant, action, actor="subject:alice"):
@@ -34,9 +34,9 @@ class TestMyMemories:
         positions = [page.index(heading) for heading in headings]
         assert positions == sorted(positions)
         identity = page[positions[0] : positions[1]]
-        assert "Your name Alice You said this on 8 Nov 2026 in a chat." in identity
+        assert "Name Alice You said this on 8 Nov 2026 in a chat." in identity
         assert "I'm Alice" in identity  # the quoted evidence
-        assert "Your role data engineer You said this on 8 Nov 2026 in a chat. Checked by our team." in identity
+        assert "Role data engineer You said this on 8 Nov 2026 in a chat. Checked by our team." in identity
         assert "Project: flask-migration · Database MySQL" in page[positions[2] : positions[3]]
 
     def test_a_thread_scoped_fact_is_marked(self, alice, alice_client):
@@ -228,7 +228,7 @@ class TestFactControls:
 
     def test_deleting_a_fact_shows_what_goes_then_waits_for_the_undo_window(self, tenant, alice, alice_client):
         preview = text(alice_client.get(f"/me/facts/{alice.name.pk}/delete/"))
-        assert "Delete this memory?" in preview and "Your name" in preview and "Alice" in preview
+        assert "Delete this memory?" in preview and "Name" in preview and "Alice" in preview
         assert "from your memories" in preview and "from 1 chat message" in preview
         assert "from the assistant's memory store" in preview
         assert "undo it for 30 seconds" in preview
@@ -240,7 +240,7 @@ class TestFactControls:
         response = alice_client.post(f"/me/facts/{alice.name.pk}/delete/", follow=True)
         assert response.redirect_chain[-1][0] == "/me/"
         page = text(response)
-        assert "Your name (Alice) will be deleted at" in page and "Undo" in page
+        assert "Name (Alice) will be deleted at" in page and "Undo" in page
         assert Fact.objects.get(pk=alice.name.pk).status == "active"  # nothing erased yet
         [scheduled] = events(tenant, "fact.deletion_scheduled")
         assert scheduled.actor == "subject:alice" and scheduled.object_id == str(alice.name.pk)
@@ -249,7 +249,7 @@ class TestFactControls:
         alice_client.post(f"/me/facts/{alice.name.pk}/delete/")
         FactDeletion.objects.update(due_at=timezone.now() - timedelta(seconds=1))
         page = text(alice_client.get("/me/"))
-        assert ("Your name — deleted from your memories, from 1 chat message and from the assistant's memory store"
+        assert ("Name — deleted from your memories, from 1 chat message and from the assistant's memory store"
                 in page), page
         assert "Alice" not in page.replace("Alice Smith", "")
         assert Fact.objects.get(pk=alice.name.pk).status == "deleted"
@@ -327,7 +327,7 @@ class TestControls:
         assert "alice-t1" not in page and "alice-t2" not in page
         assert "“Hi, I'm Alice and I work as a…” (8 Nov 2026 · 2 messages · 3 memories)" in page
         assert "“In this chat, answer in German please.” (8 Nov 2026" in page
-        assert "Project: flask-migration" in page and "Your name" in page
+        assert "Project: flask-migration" in page and "Name" in page
 
     def test_delete_by_conversation(self, tenant, alice, alice_client):
         confirm = alice_client.get("/me/controls/delete/", {"thread_id": "alice-t1"})

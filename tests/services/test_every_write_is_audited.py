@@ -185,6 +185,9 @@ SCENARIOS = {
     "governance.field_update": lambda w: governance.field_update(
         tenant=w.tenant, entity_type="user", field="name", changes={"auto_approve": False}, actor=ADMIN
     ),
+    "governance.relation_labels_set": lambda w: governance.relation_labels_set(
+        tenant=w.tenant, name="works_on", labels={"en": "is part of"}, actor=ADMIN
+    ),
     "governance.tenant_policy_update": lambda w: governance.tenant_policy_update(
         tenant=w.tenant, changes={"confirm_below": 0.7}, actor=ADMIN
     ),

@@ -1,0 +1,147 @@
+"""What each stored code reads as, in the reader's language: fields, relation names,
+entity types, categories and sources.
+
+One place for every page (the subject's, the reviewer queue, the stats): a page never
+shows ``relation:works_on`` or ``legal_matter``. A tenant defines its own labels with its
+schema (``FieldDefinition.labels``, ``Tenant.relation_labels``, edited through
+:mod:`reviews.services.governance`); a language the tenant left empty reads as the
+default below (translated by the catalog), and a code with no default is humanised
+("reports_to" → "reports to"), so a field added yesterday still reads as words.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field as dataclass_field
+
+from django.utils import translation
+from django.utils.translation import pgettext_lazy
+
+from .models import Category, Fact, FieldDefinition, Source, Tenant
+from .policy import RELATION_PREFIX
+
+# The languages a label is written in, as Django names them (settings.LANGUAGES).
+LABEL_LANGUAGES = ("en", "zh-hans")
+MAX_LABEL_LENGTH = 80
+
+
+# SPEC §2's default schema. Neutral wording: the same label serves the subject ("Location:
+# Shanghai" under "Constraints") and the reviewer's queue.
+DEFAULT_FIELD_LABELS = {
+    ("user", "name"): pgettext_lazy("schema label", "Name"),
+    ("user", "role"): pgettext_lazy("schema label", "Role"),
+    ("user", "language"): pgettext_lazy("schema label", "Language"),
+    ("user", "location"): pgettext_lazy("schema label", "Location"),
+    ("user", "preference"): pgettext_lazy("schema label", "Preference"),
+    ("user", "health"): pgettext_lazy("schema label", "Health"),
+    ("user", "legal_matter"): pgettext_lazy("schema label", "Legal matter"),
+    ("user", "finance"): pgettext_lazy("schema label", "Finances"),
+    ("project", "name"): pgettext_lazy("schema label", "Name"),
+    ("project", "database"): pgettext_lazy("schema label", "Database"),
+    ("project", "status"): pgettext_lazy("schema label", "Status"),
+    ("project", "tech_stack"): pgettext_lazy("schema label", "Technology"),
+    ("organization", "name"): pgettext_lazy("schema label", "Name"),
+    ("organization", "industry"): pgettext_lazy("schema label", "Industry"),
+    ("preference", "answer_style"): pgettext_lazy("schema label", "Answer style"),
+    ("preference", "code_style"): pgettext_lazy("schema label", "Code style"),
+}
+# The relations the extractors propose (reviews/extraction) and the usual others.
+DEFAULT_RELATION_LABELS = {
+    "works_on": pgettext_lazy("schema label", "works on"),
+    "works_at": pgettext_lazy("schema label", "works at"),
+    "pen_name": pgettext_lazy("schema label", "pen name"),
+    "member_of": pgettext_lazy("schema label", "member of"),
+    "manages": pgettext_lazy("schema label", "manages"),
+    "reports_to": pgettext_lazy("schema label", "reports to"),
+    "knows": pgettext_lazy("schema label", "knows"),
+}
+DEFAULT_ENTITY_TYPE_LABELS = {
+    "user": pgettext_lazy("schema label", "You"),
+    "project": pgettext_lazy("schema label", "Project"),
+    "organization": pgettext_lazy("schema label", "Organisation"),
+    "preference": pgettext_lazy("schema label", "Preferences"),
+}
+
+
+def humanise(code: str) -> str:
+    return code.replace("_", " ").replace("-", " ").strip()
+
+
+def reader_language() -> str:
+    """The label language of the active translation: Chinese for any zh-*, else English."""
+    return "zh-hans" if (translation.get_language() or "").lower().startswith("zh") else "en"
+
+
+def category_label(code: str) -> str:
+    return str(Category(code).label) if code in Category.values else humanise(code).capitalize()
+
+
+def source_label(code: str) -> str:
+    return str(Source(code).label) if code in Source.values else humanise(code)
+
+
+def relation_name(field: str) -> str | None:
+    """``relation:works_on`` → ``works_on``; None for an ordinary field."""
+    return field[len(RELATION_PREFIX) :] if field.startswith(RELATION_PREFIX) else None
+
+
+@dataclass
+class TenantLabels:
+    """A tenant's own labels, loaded once per request, with the defaults behind them."""
+
+    fields: dict[tuple[str, str], dict] = dataclass_field(default_factory=dict)
+    relations: dict[str, dict] = dataclass_field(default_factory=dict)
+
+    @classmethod
+    def load(cls, tenant: Tenant | None) -> "TenantLabels":
+        if tenant is None:
+            return cls()
+        rows = FieldDefinition.objects.filter(tenant=tenant).exclude(labels={}).values_list(
+            "entity_type", "field", "labels"
+        )
+        return cls(
+            fields={(entity_type, field): labels for entity_type, field, labels in rows},
+            relations=dict(tenant.relation_labels or {}),
+        )
+
+    def field(self, entity_type: str, field: str) -> str:
+        name = relation_name(field)
+        if name is not None:
+            own = (self.fields.get((entity_type, field)) or {}).get(reader_language())
+            return own or self.relation(name)
+        own = (self.fields.get((entity_type, field)) or {}).get(reader_language())
+        default = DEFAULT_FIELD_LABELS.get((entity_type, field))
+        return own or (str(default) if default else humanise(field).capitalize())
+
+    def relation(self, name: str) -> str:
+        own = (self.relations.get(name) or {}).get(reader_language())
+        default = DEFAULT_RELATION_LABELS.get(name)
+        return own or (str(default) if default else humanise(name))
+
+    @staticmethod
+    def entity_type(entity_type: str) -> str:
+        default = DEFAULT_ENTITY_TYPE_LABELS.get(entity_type)
+        return str(default) if default else humanise(entity_type).capitalize()
+
+
+CACHE_ATTRIBUTE = "_tenant_labels"
+
+
+def labels_cached_on(holder, tenant: Tenant | None) -> TenantLabels:
+    """The tenant's labels, read once per request (``holder``: the request, or the
+    subject a portal request is bound to) whatever number of labels a page shows."""
+    cached = getattr(holder, CACHE_ATTRIBUTE, None) if holder is not None else None
+    if cached is None:
+        cached = TenantLabels.load(tenant)
+        if holder is not None:
+            setattr(holder, CACHE_ATTRIBUTE, cached)
+    return cached
+
+
+def known_relation_names(tenant: Tenant) -> list[str]:
+    """The relation names a tenant admin may label: those the schema allows (when it
+    restricts them), else the defaults, the ones already labelled and the ones in use."""
+    if tenant.allowed_relation_names is not None:
+        return sorted(set(tenant.allowed_relation_names))
+    in_use = Fact.objects.filter(tenant=tenant, field__startswith=RELATION_PREFIX).values_list("field", flat=True)
+    names = set(DEFAULT_RELATION_LABELS) | set(tenant.relation_labels or {})
+    names |= {relation_name(field) for field in in_use.distinct()}
+    return sorted(name for name in names if name)
