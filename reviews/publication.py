@@ -34,13 +34,13 @@ from pathlib import Path
 import psycopg
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, connections, transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from langgraph.store.base import GetOp, PutOp, SearchOp
 from psycopg_pool import PoolTimeout
 
 from .background import publish_tasks, publisher, runs_in_process
-from .models import Cardinality, Fact, FactStatus, MemoryScope, Sensitivity, Subject, Tenant
+from .models import Cardinality, DeletionStatus, Fact, FactDeletion, FactStatus, MemoryScope, Sensitivity, Subject, Tenant
 
 logger = logging.getLogger(__name__)
 
@@ -218,6 +218,8 @@ def projected_facts(subject_ids, now=None):
         Fact.objects.filter(subject_id__in=subject_ids, status=FactStatus.ACTIVE, scope=MemoryScope.LONG_TERM)
         .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
         .exclude(sensitivity=Sensitivity.SENSITIVE)
+        # Deleted by the subject, undoable for a few seconds: out of the store already.
+        .exclude(Exists(FactDeletion.objects.filter(fact=OuterRef("pk"), status=DeletionStatus.SCHEDULED)))
         .order_by("subject_id", "entity_id", "field", "updated_at", "id")
         .values_list(
             "subject_id",

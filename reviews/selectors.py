@@ -23,7 +23,9 @@ from .models import (
     Candidate,
     CandidateFlag,
     CandidateStatus,
+    DeletionStatus,
     Fact,
+    FactDeletion,
     FactStatus,
     FieldDefinition,
     Message,
@@ -906,11 +908,12 @@ def _recall_sql(*, tenant_id: int, query: RecallQuery, terms: QueryTerms) -> tup
     ('simple' configuration, any of the query's words) are computed per row in the same
     statement; everything else is decided in Python over the subject's few rows.
     """
-    fact, subject, entity, alias = (
+    fact, subject, entity, alias, deletion = (
         Fact._meta.db_table,
         Subject._meta.db_table,
         Entity._meta.db_table,
         EntityAlias._meta.db_table,
+        FactDeletion._meta.db_table,
     )
     params: list = []
     named = []
@@ -940,9 +943,12 @@ def _recall_sql(*, tenant_id: int, query: RecallQuery, terms: QueryTerms) -> tup
         f"WHERE f.tenant_id = %s AND f.subject_id = (SELECT id FROM {subject} WHERE tenant_id = %s AND user_id = %s) "
         "AND f.status IN ("
         + ", ".join(["%s"] * len(statuses))
-        + ")"
+        + ") "
+        # A fact the subject deleted leaves recall at once, not when its undo window
+        # closes (the partial unique index on scheduled deletions answers this).
+        f"AND NOT EXISTS (SELECT 1 FROM {deletion} d WHERE d.fact_id = f.id AND d.status = %s)"
     )
-    return sql, [*params, tenant_id, tenant_id, query.user_id, *statuses]
+    return sql, [*params, tenant_id, tenant_id, query.user_id, *statuses, DeletionStatus.SCHEDULED]
 
 
 def _aware(value):

@@ -34,7 +34,9 @@ class PortalLink(models.Model):
 class FactDeletion(models.Model):
     """A subject's "delete this memory", undoable until ``due_at`` (SPEC §4).
 
-    The fact stays as it is while the deletion is scheduled; the erasure proper
+    The fact row stays as it is while the deletion is scheduled, but it is no longer
+    published: recall and the store leave out a fact with a scheduled deletion, so
+    Undo brings it back and nothing else needs restoring. The erasure proper
     (:func:`reviews.services.erasure.fact_erase`) runs once the window has passed: a
     delayed task when a broker is configured, the next load of the subject's page, or the
     beat's sweep, whichever comes first. The row keeps the receipt (counts, never values).

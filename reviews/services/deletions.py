@@ -1,7 +1,9 @@
 """A subject's "delete this memory", undoable for a while (SPEC §4, §6).
 
 One tap never erases: :func:`fact_deletion_schedule` records a :class:`FactDeletion`
-due ``MEMORY_UNDO_SECONDS`` later and changes nothing else; :func:`fact_deletion_undo`
+due ``MEMORY_UNDO_SECONDS`` later; from then on recall and the store leave the fact out
+(the subject said "delete it": no agent should read it again), but the fact row itself is
+untouched, so Undo simply brings it back; :func:`fact_deletion_undo`
 cancels it inside the window; :func:`fact_deletion_carry_out` runs the erasure proper
 (:func:`reviews.services.erasure.fact_erase`, the one every other deletion uses) once the
 window has passed. Who carries it out: a delayed task when a broker is configured, else
@@ -22,6 +24,7 @@ from ..actors import SYSTEM, Actor
 from ..background import publish_tasks, publisher, runs_in_process
 from ..errors import InvalidTransition, NotFound
 from ..models import AuditAction, DeletionStatus, Fact, FactDeletion, Subject, Tenant
+from ..publication import schedule_projection
 from ..transitions import fact_retired_event
 from .erasure import ErasureReceipt, fact_erase
 from .facts import _get_fact_for_update, lock_subject
@@ -72,6 +75,8 @@ def fact_deletion_schedule(*, tenant: Tenant, user_id: str, fact_id: int, actor:
         due_at=now + timedelta(seconds=settings.MEMORY_UNDO_SECONDS),
     )
     audit.record(tenant.pk, _event(deletion, fact, subject, actor, AuditAction.FACT_DELETION_SCHEDULED))
+    # Recall leaves it out from now on (it reads the scheduled deletion); the store too.
+    schedule_projection(subject.pk)
     if not runs_in_process():
         transaction.on_commit(lambda: publisher.submit(_publish_carry_out, deletion.pk))
     return deletion
@@ -105,6 +110,7 @@ def fact_deletion_undo(*, tenant: Tenant, user_id: str, deletion_id: int, actor:
     audit.record(
         tenant.pk, _event(deletion, deletion.fact, deletion.subject, actor, AuditAction.FACT_DELETION_UNDONE)
     )
+    schedule_projection(deletion.subject_id)  # back in the store, as it is back in recall
     return deletion
 
 
