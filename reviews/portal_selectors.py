@@ -20,12 +20,14 @@ from django.utils.translation import ngettext_lazy
 
 from .actors import Actor
 from .errors import NotFound
+from .normalize import normalize_text
 from .models import (
     OPEN_CANDIDATE_STATUSES,
     ActorKind,
     Candidate,
     CandidateFlag,
     CandidateStatus,
+    Cardinality,
     Category,
     DeletionStatus,
     Entity,
@@ -114,6 +116,15 @@ class MemoryItem:
     set_by: str  # who set the current value: you | team | automatic | system
     confirmed_by: str  # you | team | automatic | system
     history: list[HistoryEntry] = dataclass_field(default_factory=list)
+    value_label: str = ""  # a relation's target as words ("Project: Flask migration"); else the value
+
+    @property
+    def is_relation(self) -> bool:
+        return self.fact.field.startswith(RELATION_PREFIX)
+
+    @property
+    def is_many(self) -> bool:
+        return self.fact.cardinality == Cardinality.MANY
 
     @property
     def corrected(self) -> bool:
@@ -168,6 +179,7 @@ def _memory_items(subject: Subject, facts: list[Fact], *, with_history: bool) ->
             HistoryEntry(v.version, v.value, v.source, decided_by(v.actor, subject.user_id), at)
         )
     labels = labels_cached_on(subject, subject.tenant)
+    targets = _relation_targets(subject, [f.value for f in facts if f.field.startswith(RELATION_PREFIX)])
     items = []
     for fact in facts:
         entries = history.get(fact.pk, [])
@@ -185,19 +197,44 @@ def _memory_items(subject: Subject, facts: list[Fact], *, with_history: bool) ->
                 set_by=current.by if current else decided_by(fact.approved_by, subject.user_id),
                 confirmed_by=decided_by(fact.approved_by, subject.user_id),
                 history=entries if with_history else [],
+                value_label=targets.get(fact.value, fact.value),
             )
         )
     return items
+
+
+def _relation_targets(subject: Subject, values) -> dict[str, str]:
+    """{"project:flask-migration": "Project: Flask migration"} for the relation values given."""
+    refs = {tuple(v.partition(":")[::2]) for v in values if ":" in v}
+    if not refs:
+        return {}
+    match = Q()
+    for entity_type, entity_id in refs:
+        match |= Q(entity_type=entity_type, entity_id=entity_id)
+    return {e.ref: entity_label(e) for e in Entity.objects.filter(match, subject=subject)}
 
 
 def _active_facts(subject: Subject):
     return Fact.objects.filter(subject=subject, status=FactStatus.ACTIVE).select_related("entity")
 
 
-def subject_memories(subject: Subject, *, hide=frozenset()) -> list[Section]:
+MAX_SEARCH_LENGTH = 200
+
+
+def _matches(item: MemoryItem, words: list[str]) -> bool:
+    """Every word of the search is in what the subject reads on the card (value, labels,
+    evidence), case- and width-insensitive; Chinese is matched as a substring too."""
+    haystack = normalize_text(" ".join(
+        (item.fact.value, item.value_label, item.field_label, item.entity_label, item.fact.evidence)
+    ))
+    return all(word in haystack for word in words)
+
+
+def subject_memories(subject: Subject, *, hide=frozenset(), q: str = "") -> list[Section]:
     """Every published fact of the subject, grouped by SPEC §2 category, with history.
 
     ``hide``: fact ids not to list (those whose deletion is scheduled show apart, with Undo).
+    ``q``: only the memories matching all its words (the search box on "my memories").
     """
     facts = [
         fact
@@ -205,6 +242,9 @@ def subject_memories(subject: Subject, *, hide=frozenset()) -> list[Section]:
         if fact.pk not in hide
     ]
     items = _memory_items(subject, facts, with_history=True)
+    words = normalize_text(q[:MAX_SEARCH_LENGTH]).split()
+    if words:
+        items = [item for item in items if _matches(item, words)]
     by_category: dict[str, list[MemoryItem]] = {}
     for item in items:
         by_category.setdefault(item.fact.category, []).append(item)
@@ -221,6 +261,33 @@ def subject_fact(subject: Subject, fact_id: int) -> MemoryItem:
     if fact is None:
         raise NotFound("Fact not found.")
     return _memory_items(subject, [fact], with_history=True)[0]
+
+
+@dataclass
+class FactEditor:
+    """What the fact page offers to edit a value with, by the field's kind (SPEC §4)."""
+
+    targets: list[tuple[str, str]]  # a relation: the subject's entries it may point to (ref, label)
+    new_target_types: list[tuple[str, str]]  # a relation: kinds of entry one may create (type, label)
+    siblings: list[MemoryItem]  # a many field: the field's other values
+
+
+def subject_fact_editor(subject: Subject, item: MemoryItem) -> FactEditor:
+    fact = item.fact
+    targets, types = [], []
+    if item.is_relation:
+        entities = Entity.objects.filter(subject=subject).exclude(pk=fact.entity_id).exclude(entity_type="user")
+        targets = sorted(((e.ref, entity_label(e)) for e in entities), key=lambda pair: pair[1])
+        types = [(t, TenantLabels.entity_type(t)) for t in sorted(TenantSchema.load(subject.tenant).entity_types)
+                 if t != "user"]
+    siblings = []
+    if item.is_many:
+        others = list(
+            _active_facts(subject).filter(entity_id=fact.entity_id, field=fact.field, thread_id=fact.thread_id)
+            .exclude(pk=fact.pk).order_by("pk")
+        )
+        siblings = _memory_items(subject, others, with_history=False)
+    return FactEditor(targets, types, siblings)
 
 
 # --- Waiting for you ------------------------------------------------------------------------
@@ -537,3 +604,65 @@ def subject_deletions(subject: Subject) -> Deletions:
             done.append(DeletionItem(row, str(label), "", erasure_sentence(describe_erasure(row.receipt))))
     return Deletions(scheduled, done)
 
+
+
+# --- What we remember, why, for how long, who can see it -----------------------------------
+
+
+@dataclass
+class ExplainedField:
+    label: str
+    about: str  # "You", "Project", …
+    several: bool  # a many field
+    sensitivity: str
+    retention_days: int | None  # None: kept until you delete it
+    automatic: bool  # saved without a person checking, when we are sure
+
+
+@dataclass
+class ExplainedCategory:
+    heading: str
+    blurb: str
+    fields: list[ExplainedField]
+
+
+@dataclass
+class Explanation:
+    categories: list[ExplainedCategory]
+    relations: list[str]  # relation labels, or empty when any relation is accepted
+    any_relation: bool
+    message_retention_days: int
+    thread_idle_days: int
+    sensitive_retention_days: int
+
+
+def subject_explanation(subject: Subject) -> Explanation:
+    """The tenant's schema and retention in the subject's words, for the explanation page.
+
+    Generated, not written: a field the tenant adds, a retention it changes, a label it
+    gives shows here at once.
+    """
+    tenant = subject.tenant
+    labels = labels_cached_on(subject, tenant)
+    schema = TenantSchema.load(tenant)
+    by_category: dict[str, list[ExplainedField]] = {}
+    for (entity_type, field), rule in sorted(schema.rules.items()):
+        sensitive = rule.sensitivity == Sensitivity.SENSITIVE
+        by_category.setdefault(rule.category, []).append(ExplainedField(
+            label=labels.field(entity_type, field),
+            about=TenantLabels.entity_type(entity_type),
+            several=rule.cardinality == Cardinality.MANY,
+            sensitivity=rule.sensitivity,
+            retention_days=rule.retention_days or (tenant.sensitive_retention_days if sensitive else None),
+            automatic=rule.auto_approve,
+        ))
+    categories = [ExplainedCategory(str(h), str(b), by_category.get(c, [])) for c, h, b in SECTIONS]
+    allowed = tenant.allowed_relation_names
+    return Explanation(
+        categories=[c for c in categories if c.fields or c is categories[-1]],
+        relations=[labels.relation(name) for name in (allowed or [])],
+        any_relation=allowed is None,
+        message_retention_days=tenant.message_retention_days,
+        thread_idle_days=tenant.thread_idle_days,
+        sensitive_retention_days=tenant.sensitive_retention_days,
+    )

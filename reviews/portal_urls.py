@@ -8,10 +8,12 @@ from .views import portal
 
 urlpatterns = [
     path("", portal.home, name="portal_home"),
+    path("about/", portal.about, name="portal_about"),
     path("link/<str:token>/", portal.enter, name="portal_enter"),
     path("sign-out/", portal.sign_out, name="portal_sign_out"),
     path("facts/<int:fact_id>/", portal.fact_detail, name="portal_fact"),
     path("facts/<int:fact_id>/correct/", portal.fact_correct, name="portal_fact_correct"),
+    path("facts/<int:fact_id>/add/", portal.fact_add, name="portal_fact_add"),
     path("facts/<int:fact_id>/delete/", portal.fact_remove, name="portal_fact_delete"),
     path("facts/<int:fact_id>/contest/", portal.fact_contest_view, name="portal_fact_contest"),
     path("deletions/", portal.deletions_status, name="portal_deletions"),

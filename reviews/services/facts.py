@@ -21,6 +21,7 @@ from ..models import (
     Candidate,
     CandidateFlag,
     Cardinality,
+    Entity,
     Fact,
     FactStatus,
     FactVersion,
@@ -32,10 +33,12 @@ from ..models import (
     Tenant,
 )
 from ..normalize import value_digest, value_digests
-from ..policy import MAX_VALUE_LENGTH, FieldRule
+from ..policy import MAX_VALUE_LENGTH, RELATION_PREFIX, FieldRule
 from ..publication import schedule_projection
+from ..schema import TenantSchema
 from ..secrets import mask_secrets
 from ..transitions import fact_payload
+from .entities import EntityResolver
 
 
 def lock_subject(subject_id: int) -> Subject:
@@ -302,6 +305,29 @@ def _get_fact_for_update(
     return fact, subject
 
 
+def relation_target(*, subject: Subject, value: str, new_entity_type: str = "", new_entity_name: str = "") -> tuple[str, bool]:
+    """The value of a relation: a reference ``type:id`` to one of the subject's entities
+    (SPEC §2: "the target entity as value"), never free text. Returns (value, created).
+
+    With ``new_entity_type`` and ``new_entity_name`` the target is that entity, found by
+    its name or alias or created (type from the tenant's schema); otherwise ``value`` must
+    name an entity the subject already has.
+    """
+    if new_entity_type or new_entity_name:
+        name = clean_value(new_entity_name)
+        if not TenantSchema.load(subject.tenant).knows_entity_type(new_entity_type) or new_entity_type == "user":
+            raise InvalidInput("Choose the kind of the new entry.", details={"entity_type": "unknown"})
+        existing = Entity.objects.filter(subject=subject).count()
+        entity = EntityResolver(subject).resolve(entity_type=new_entity_type, entity_id="", entity_name=name)
+        return entity.ref, Entity.objects.filter(subject=subject).count() > existing
+    entity_type, _, entity_id = (value or "").partition(":")
+    if not Entity.objects.filter(subject=subject, entity_type=entity_type, entity_id=entity_id).exists():
+        raise InvalidInput(
+            "A relation points to one of your entries: choose one, or create it.", details={"value": "unknown_entity"}
+        )
+    return value, False
+
+
 @transaction.atomic
 def fact_edit(
     *,
@@ -312,13 +338,22 @@ def fact_edit(
     expected_version: int | None = None,
     user_id: str | None = None,
     reason: str = "",
+    new_entity_type: str = "",
+    new_entity_name: str = "",
 ) -> Fact:
     """Correct a published fact: a new version whose source is the editor's (SPEC §4).
 
-    ``user_id`` restricts the lookup to one subject (the self-service page).
+    ``user_id`` restricts the lookup to one subject (the self-service page). A relation's
+    value is an entity (:func:`relation_target`): one of the subject's, or a new one
+    named by ``new_entity_type`` and ``new_entity_name``.
     """
-    value = clean_value(value)
     fact, subject = _get_fact_for_update(tenant=tenant, fact_id=fact_id, user_id=user_id)
+    created = False
+    if fact.field.startswith(RELATION_PREFIX):
+        value, created = relation_target(
+            subject=subject, value=value, new_entity_type=new_entity_type, new_entity_name=new_entity_name
+        )
+    value = clean_value(value)
     if expected_version is not None and fact.version != expected_version:
         raise StaleVersion(
             "This fact changed since you loaded it.", details={"current_version": fact.version}
@@ -371,7 +406,7 @@ def fact_edit(
             subject=subject,
             actor=actor,
             before=before,
-            after=fact_payload(fact),
+            after={**fact_payload(fact), **({"entity_created": value} if created else {})},
             reason=reason,
         ),
     )

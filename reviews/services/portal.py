@@ -33,21 +33,25 @@ from ..models import (
     Candidate,
     CandidateFlag,
     CandidateStatus,
+    Cardinality,
     Entity,
     Fact,
     FactStatus,
     FactVersion,
+    Kind,
     Message,
     PortalLink,
     Reason,
+    Source,
     Subject,
     Tenant,
 )
 from ..publication import schedule_projection
 from ..secrets import mask_secrets
-from .candidates import candidate_payload
+from ..policy import RELATION_PREFIX
+from .candidates import CandidateInput, candidate_approve, candidate_payload, candidates_submit
 from .entities import subject_get_or_create
-from .facts import lock_subject
+from .facts import clean_value, lock_subject, relation_target
 
 LINK_SALT = "reviews.portal-link"
 MAX_TOKEN_LENGTH = 200
@@ -288,6 +292,63 @@ def fact_contest(*, tenant: Tenant, user_id: str, fact_id: int, actor: Actor, no
     )
     schedule_projection(subject.pk)
     return candidate
+
+
+# --- Another value of a many field -----------------------------------------------------------
+
+
+@transaction.atomic
+def fact_value_add(
+    *, tenant: Tenant, user_id: str, fact_id: int, value: str, actor: Actor,
+    new_entity_type: str = "", new_entity_name: str = "",
+) -> Candidate:
+    """The subject adds a value to a ``many`` field they hold (another technology of a
+    project, another preference); returns the candidate it became.
+
+    1. The field is the one of the subject's fact ``fact_id``, and must be ``many`` (a
+       ``one`` field is corrected, :func:`reviews.services.facts.fact_edit`).
+    2. The value goes through the policy like any other (:func:`candidates_submit`, source
+       ``self_service``): credentials, shape, duplicates and refusals apply as at the API.
+    3. What the policy leaves for the subject (a sensitive field's consent) is theirs to
+       confirm, and they just did: it is approved in their name. What it leaves for a
+       reviewer stays with the reviewer.
+    """
+    _require_self(actor, user_id)
+    fact = (
+        Fact.objects.filter(tenant=tenant, pk=fact_id, subject__user_id=user_id, status=FactStatus.ACTIVE)
+        .select_related("entity", "subject").first()
+    )
+    if fact is None:
+        raise NotFound("Fact not found.")
+    if fact.cardinality != Cardinality.MANY:
+        raise InvalidInput("This kind of memory holds one value: correct it instead.", details={"cardinality": "one"})
+    if fact.subject.collection_paused:
+        raise InvalidTransition("Memory is paused: resume it to add something.")
+    if fact.field.startswith(RELATION_PREFIX):
+        value, _ = relation_target(subject=fact.subject, value=value, new_entity_type=new_entity_type,
+                                   new_entity_name=new_entity_name)
+    [result] = candidates_submit(
+        tenant=tenant, user_id=user_id, source=Source.SELF_SERVICE, actor=actor,
+        candidates=[CandidateInput(entity_type=fact.entity.entity_type, entity_id=fact.entity.entity_id,
+                                   field=fact.field, value=clean_value(value), confidence=1.0,
+                                   kind=Kind.RELATION if fact.field.startswith(RELATION_PREFIX) else Kind.FACT,
+                                   scope=fact.scope, thread_id=fact.thread_id)],
+    )
+    candidate = Candidate.objects.get(pk=result.candidate_id)
+    if candidate.status == CandidateStatus.PENDING_USER:
+        candidate = candidate_approve(tenant=tenant, candidate_id=candidate.pk, version=candidate.version,
+                                      actor=actor, user_id=user_id)
+    if candidate.status == CandidateStatus.REJECTED:
+        raise InvalidInput(ADD_REFUSALS.get(candidate.reason, ADD_REFUSED), details={"reason": candidate.reason})
+    return candidate
+
+
+ADD_REFUSED = "This value cannot be added."
+ADD_REFUSALS = {
+    Reason.SECRET_DETECTED: "The value looks like a credential; credentials are never stored.",
+    Reason.SUPPRESSED: "You deleted this value before, so we do not keep it again.",
+    Reason.INVALID: "The value cannot be empty.",
+}
 
 
 # --- Export ---------------------------------------------------------------------------------

@@ -34,8 +34,11 @@ from ..portal_selectors import (
     describe_counts,
     describe_erasure,
     erasure_preview,
+    MAX_SEARCH_LENGTH,
     subject_deletions,
+    subject_explanation,
     subject_fact,
+    subject_fact_editor,
     subject_memories,
     subject_scopes,
     subject_waiting,
@@ -54,6 +57,7 @@ from ..services.facts import fact_edit
 from ..services.portal import (
     PortalLinkRefused,
     fact_contest,
+    fact_value_add,
     portal_link_check,
     portal_link_redeem,
     subject_export,
@@ -78,6 +82,12 @@ SERVICE_MESSAGES = [
     gettext_noop("The tenant's schema no longer allows this field."),
     gettext_noop("Only a fact a reviewer approved can be contested; edit or delete this one directly."),
     gettext_noop("Too late to undo: this memory is already deleted."),
+    gettext_noop("A relation points to one of your entries: choose one, or create it."),
+    gettext_noop("Choose the kind of the new entry."),
+    gettext_noop("This kind of memory holds one value: correct it instead."),
+    gettext_noop("Memory is paused: resume it to add something."),
+    gettext_noop("You deleted this value before, so we do not keep it again."),
+    gettext_noop("This value cannot be added."),
 ]
 SCOPE_LABELS = {
     "thread_id": gettext_lazy("Conversation"),
@@ -112,8 +122,15 @@ class SettleForm(VersionForm):
 
 
 class FactEditForm(forms.Form):
-    value = forms.CharField(strip=True, max_length=5000)
+    # Empty is the service's to refuse, and fine when a relation points to a new entry.
+    value = forms.CharField(required=False, strip=True, max_length=5000)
     version = forms.IntegerField(min_value=1, required=False)
+    new_entity_type = forms.CharField(required=False, max_length=64)
+    new_entity_name = forms.CharField(required=False, strip=True, max_length=5000)
+
+
+class FactAddForm(FactEditForm):
+    version = None
 
 
 class NoteForm(forms.Form):
@@ -248,11 +265,22 @@ def home(request):
     # Deletions past their undo window are carried out now at the latest (no broker needed).
     due_deletions_carry_out(subject=request.subject)
     deletions = subject_deletions(request.subject)
-    sections = subject_memories(request.subject, hide=deletions.scheduled_fact_ids)
+    q = request.GET.get("q", "").strip()[:MAX_SEARCH_LENGTH]
+    sections = subject_memories(request.subject, hide=deletions.scheduled_fact_ids, q=q)
     total = sum(len(section.items) for section in sections)
-    context = _context(request, sections=sections, total=total, deletions=deletions, tab="home",
+    context = _context(request, sections=sections, total=total, deletions=deletions, tab="home", q=q,
                        saved=request.session.pop(SAVED_SESSION_KEY, None))
-    return render(request, "portal/home.html", context)
+    # The search box swaps the list alone; a plain GET (no JavaScript) gets the whole page.
+    template = "portal/home.html#memories" if request.htmx and "q" in request.GET else "portal/home.html"
+    return render(request, template, context)
+
+
+@require_GET
+@subject_required
+def about(request):
+    """What we remember, why, for how long and who can see it: from the tenant's schema."""
+    return render(request, "portal/about.html", _context(request, explanation=subject_explanation(request.subject),
+                                                         tab="about"))
 
 
 @require_GET
@@ -281,7 +309,8 @@ def deletion_undo(request, deletion_id: int):
 
 def _fact_page(request, fact_id: int, *, error: DomainError | None = None, value: str | None = None, status=200):
     item = subject_fact(request.subject, fact_id)
-    context = _context(request, item=item, error=error, value=item.fact.value if value is None else value, tab="home")
+    context = _context(request, item=item, error=error, value=item.fact.value if value is None else value, tab="home",
+                       editor=subject_fact_editor(request.subject, item))
     return render(request, "portal/fact.html", context, status=status)
 
 
@@ -296,7 +325,9 @@ def fact_detail(request, fact_id: int):
 def fact_correct(request, fact_id: int):
     try:
         data = _parse(FactEditForm, request.POST)
-        fact = fact_edit(fact_id=fact_id, value=data["value"], expected_version=data["version"], **_scope(request))
+        fact = fact_edit(fact_id=fact_id, value=data["value"], expected_version=data["version"],
+                         new_entity_type=data["new_entity_type"], new_entity_name=data["new_entity_name"],
+                         **_scope(request))
     except NotFound:
         raise
     except DomainError as exc:
@@ -305,6 +336,25 @@ def fact_correct(request, fact_id: int):
     # the top of the page out of sight.
     request.session[SAVED_SESSION_KEY] = fact.pk
     return redirect(f"{reverse('reviews:portal_home')}#fact-{fact.pk}")
+
+
+@require_POST
+@subject_required
+def fact_add(request, fact_id: int):
+    """Another value of the same many field (a one field is corrected instead)."""
+    try:
+        data = _parse(FactAddForm, request.POST)
+        candidate = fact_value_add(fact_id=fact_id, value=data["value"], new_entity_type=data["new_entity_type"],
+                                   new_entity_name=data["new_entity_name"], **_scope(request))
+    except NotFound:
+        raise
+    except DomainError as exc:
+        return _fact_page(request, fact_id, error=exc, status=exc.http_status)
+    if candidate.fact_id is None:
+        messages.success(request, _("Sent to our team: they check it before we remember it."))
+        return redirect("reviews:portal_home")
+    request.session[SAVED_SESSION_KEY] = candidate.fact_id
+    return redirect(f"{reverse('reviews:portal_home')}#fact-{candidate.fact_id}")
 
 
 @require_http_methods(["GET", "POST"])
