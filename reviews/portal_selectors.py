@@ -171,15 +171,20 @@ def _memory_items(subject: Subject, facts: list[Fact], *, with_history: bool) ->
         else []
     )
     dates = _message_dates(subject, [f.source_message_id for f in facts] + [v.source_message_id for v in versions])
+    # A relation's values, current and earlier, read as the entries they point to.
+    relations = {f.pk for f in facts if f.field.startswith(RELATION_PREFIX)}
+    targets = _relation_targets(
+        subject, [f.value for f in facts if f.pk in relations] + [v.value for v in versions if v.fact_id in relations]
+    )
     history: dict[int, list[HistoryEntry]] = {}
     for v in versions:
         # A value from a chat dates from the message that said it; any other from when it was set.
         at = (dates.get(v.source_message_id) or v.created_at) if v.source == Source.CHAT else v.created_at
+        value = targets.get(v.value, v.value) if v.fact_id in relations else v.value
         history.setdefault(v.fact_id, []).append(
-            HistoryEntry(v.version, v.value, v.source, decided_by(v.actor, subject.user_id), at)
+            HistoryEntry(v.version, value, v.source, decided_by(v.actor, subject.user_id), at)
         )
     labels = labels_cached_on(subject, subject.tenant)
-    targets = _relation_targets(subject, [f.value for f in facts if f.field.startswith(RELATION_PREFIX)])
     items = []
     for fact in facts:
         entries = history.get(fact.pk, [])
@@ -197,7 +202,7 @@ def _memory_items(subject: Subject, facts: list[Fact], *, with_history: bool) ->
                 set_by=current.by if current else decided_by(fact.approved_by, subject.user_id),
                 confirmed_by=decided_by(fact.approved_by, subject.user_id),
                 history=entries if with_history else [],
-                value_label=targets.get(fact.value, fact.value),
+                value_label=targets.get(fact.value, fact.value) if fact.pk in relations else fact.value,
             )
         )
     return items

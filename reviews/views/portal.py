@@ -332,10 +332,14 @@ def fact_correct(request, fact_id: int):
         raise
     except DomainError as exc:
         return _fact_page(request, fact_id, error=exc, value=request.POST.get("value", ""), status=exc.http_status)
-    # The confirmation shows inside the corrected card, where the page scrolls to, not at
-    # the top of the page out of sight.
-    request.session[SAVED_SESSION_KEY] = fact.pk
-    return redirect(f"{reverse('reviews:portal_home')}#fact-{fact.pk}")
+    return _saved_in_view(request, fact.pk)
+
+
+def _saved_in_view(request, fact_id: int):
+    """The confirmation shows inside the saved card, where the page scrolls to, not at
+    the top of the page out of sight."""
+    request.session[SAVED_SESSION_KEY] = fact_id
+    return redirect(f"{reverse('reviews:portal_home')}#fact-{fact_id}")
 
 
 @require_POST
@@ -353,8 +357,7 @@ def fact_add(request, fact_id: int):
     if candidate.fact_id is None:
         messages.success(request, _("Sent to our team: they check it before we remember it."))
         return redirect("reviews:portal_home")
-    request.session[SAVED_SESSION_KEY] = candidate.fact_id
-    return redirect(f"{reverse('reviews:portal_home')}#fact-{candidate.fact_id}")
+    return _saved_in_view(request, candidate.fact_id)
 
 
 @require_http_methods(["GET", "POST"])
