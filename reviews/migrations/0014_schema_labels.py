@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('reviews', '0012_message_extraction_record'),
+        ('reviews', '0013_closed_contests_empty'),
     ]
 
     operations = [
