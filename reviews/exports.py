@@ -411,7 +411,7 @@ def _decode_jsonl(stream: IO[bytes]) -> Iterator[tuple[int, bytes, dict | None, 
             continue
         try:
             record = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             yield number, raw, None, None
             continue
         if isinstance(record, dict) and set(record) == {"manifest"}:
@@ -421,8 +421,17 @@ def _decode_jsonl(stream: IO[bytes]) -> Iterator[tuple[int, bytes, dict | None, 
 
 
 def _decode_csv(stream: IO[bytes]) -> Iterator[tuple[int, bytes, dict | None, dict | None]]:
+    """As _decode_jsonl; bytes that are not UTF-8, or a cell past the csv module's limit,
+    end the file there as one invalid row (what follows cannot be read as CSV)."""
     text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
     reader = csv.reader(text)
+    try:
+        yield from _csv_rows(reader)
+    except (UnicodeDecodeError, csv.Error):
+        yield reader.line_num + 1, b"", None, None
+
+
+def _csv_rows(reader) -> Iterator[tuple[int, bytes, dict | None, dict | None]]:
     codec = CsvCodec()
     header = next(reader, None)
     if header != COLUMNS:
@@ -475,8 +484,11 @@ def _row_problem(row: dict, *, check_values: bool) -> str | None:
 
 
 def _link_problem(previous: dict, row: dict) -> str | None:
-    if row.get("seq") != previous.get("seq", 0) + 1:
-        return _("sequence gap: expected event #%(seq)s") % {"seq": previous.get("seq", 0) + 1}
+    seq = previous.get("seq", 0)
+    if not isinstance(seq, int) or isinstance(seq, bool):  # a malformed row, already named
+        return _("sequence gap: expected event #%(seq)s") % {"seq": "?"}
+    if row.get("seq") != seq + 1:
+        return _("sequence gap: expected event #%(seq)s") % {"seq": seq + 1}
     if row.get("prev_hash") != previous.get("hash"):
         return _("previous-hash link does not match the row before it")
     return None
@@ -511,6 +523,9 @@ def verify_export_file(
 
     for line, raw, row, found_manifest in decode(stream):
         if found_manifest is not None:
+            if not isinstance(found_manifest, dict):
+                note(row_problems, line, None, _("not a valid export row"))
+                continue
             file_manifest = found_manifest
             continue
         if file_manifest is not None:
