@@ -1,8 +1,19 @@
+from csp.constants import SELF, UNSAFE_INLINE
+from csp.decorators import csp_update
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from reviews.api.health import healthz, readyz
+
+
+def swagger_ui_policy(view):
+    """Swagger UI's page loosens the site's policy for itself alone: its template carries an
+    inline <style> and its stylesheet data: images. Its script stays a file of its own
+    (the split view), so scripts are as strict as everywhere; either policy mode applies."""
+    extra = {"style-src": [SELF, UNSAFE_INLINE], "img-src": [SELF, "data:"]}
+    return csp_update(extra, REPORT_ONLY=True)(csp_update(extra)(view))
+
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
@@ -12,7 +23,9 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),
     path(
         "api/docs/",
-        SpectacularSwaggerView.as_view(url_name="schema", authentication_classes=[], permission_classes=[]),
+        swagger_ui_policy(
+            SpectacularSwaggerSplitView.as_view(url_name="schema", authentication_classes=[], permission_classes=[])
+        ),
         name="api-docs",
     ),
     path("admin/", admin.site.urls),

@@ -354,7 +354,6 @@ class AuditExporter:
         """The export as a download, read from the database while it is sent."""
         response = StreamingHttpResponse(self.stream(), content_type=self.content_type)
         response["Content-Disposition"] = f'attachment; filename="{self.file_name()}"'
-        response["Cache-Control"] = "no-store"
         return response
 
 

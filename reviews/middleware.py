@@ -1,10 +1,11 @@
-"""Per-request context (a request id that the audit trail records with every event) and
-the API's body limit."""
+"""Per-request context (a request id that the audit trail records with every event), the
+API's body limit, and the one rule that keeps what the app answers out of every cache."""
 import contextvars
 import re
 import uuid
 
 from django.conf import settings
+from django.utils.cache import patch_cache_control
 
 from .api.errors import is_api_path, json_error
 
@@ -66,4 +67,22 @@ class BodyLimitMiddleware:
                 pass
         response = json_error("payload_too_large", f"The request body is larger than {limit} bytes.", 413)
         response["Content-Length"] = str(len(response.content))  # answered before CommonMiddleware sets it
+        return response
+
+
+class NoStoreMiddleware:
+    """``Cache-Control: no-store`` on everything the app itself answers.
+
+    Staff pages, the subject's pages, export downloads and API answers carry personal data;
+    none may stay in a browser's or a proxy's cache (a shared computer, the back button after
+    signing out). Static files are answered before this (WhiteNoise) and stay cacheable.
+    ``patch_cache_control`` merges with what a view set (``never_cache``), never repeats it.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        patch_cache_control(response, no_store=True)
         return response

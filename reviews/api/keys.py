@@ -11,11 +11,14 @@ from .recall import ApiErrorSerializer
 
 ERRORS = {code: ApiErrorSerializer for code in (400, 401, 403, 404, 409, 429)}
 
+# Also names the schema's enum (SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]).
+API_KEY_SOURCE_CHOICES = [(s.value, s.label) for s in API_KEY_SOURCES]
+
 
 class ApiKeySerializer(serializers.Serializer):
     prefix = serializers.CharField(help_text="Names the key in the audit trail and in `DELETE /api/v1/keys/{prefix}`.")
     scopes = serializers.ListField(child=serializers.ChoiceField(choices=Scope.choices))
-    source = serializers.ChoiceField(choices=[(s.value, s.label) for s in API_KEY_SOURCES])
+    source = serializers.ChoiceField(choices=API_KEY_SOURCE_CHOICES)
     name = serializers.CharField(allow_blank=True)
 
 
@@ -25,7 +28,7 @@ class ApiKeyCreateApi(ApiView):
     class InputSerializer(StrictSerializer):
         scopes = serializers.ListField(child=serializers.ChoiceField(choices=Scope.choices), min_length=1, max_length=10)
         source = serializers.ChoiceField(
-            choices=[(s.value, s.label) for s in API_KEY_SOURCES], required=False, default=Source.CHAT,
+            choices=API_KEY_SOURCE_CHOICES, required=False, default=Source.CHAT,
             help_text="The source of the candidates this key submits (SPEC §3 priorities).",
         )
         name = serializers.CharField(max_length=100, required=False, default="", allow_blank=True)
@@ -43,7 +46,7 @@ class ApiKeyCreateApi(ApiView):
         params.is_valid(raise_exception=True)
         key, raw_key = api_key_create(tenant=self.tenant, actor=self.actor, **params.validated_data)
         body = self.OutputSerializer({"key": raw_key, **ApiKeySerializer(key).data}).data
-        return Response(body, status=status.HTTP_201_CREATED, headers={"Cache-Control": "no-store"})
+        return Response(body, status=status.HTTP_201_CREATED)  # never cached: NoStoreMiddleware
 
 
 class ApiKeyRevokeApi(ApiView):

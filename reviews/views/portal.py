@@ -21,7 +21,6 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
-from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from ..actors import Actor
@@ -192,11 +191,11 @@ def _parse(form_class, data):
 def subject_required(view):
     """Bind ``request.subject`` and ``request.portal_actor`` or answer the signed-out page.
 
-    Pages are never cached: they show personal data, often on a shared phone.
+    Pages are never cached (they show personal data, often on a shared phone): like every
+    answer of the app, NoStoreMiddleware marks them ``no-store``.
     """
 
     @wraps(view)
-    @never_cache
     def wrapper(request, *args, **kwargs):
         subject = portal_subject(request)
         if subject is None:
@@ -223,7 +222,6 @@ def _context(request, **extra) -> dict:
 # --- Entry ----------------------------------------------------------------------------------
 
 
-@never_cache
 @require_http_methods(["GET", "POST"])
 def enter(request, token: str):
     """GET shows a button (previews and mail scanners must not spend the link); POST spends it."""
@@ -250,7 +248,6 @@ def enter(request, token: str):
 
 
 @require_POST
-@never_cache
 def sign_out(request):
     request.session.flush()
     return render(request, "portal/signed_out.html", {"expired": False})

@@ -137,11 +137,16 @@ def stacked_bar_chart(days: list[tuple]) -> dict:
 
 
 def _shares(counts: dict[str, int], kinds=DECISION_KINDS) -> list[dict]:
+    """Each kind's count and percent, and where its bar starts (``offset``, percent): the bar
+    is drawn as SVG rectangles, since the Content-Security-Policy allows no style="width"."""
     total = sum(counts.get(kind, 0) for kind in kinds)
-    return [
-        {"kind": kind, "count": counts.get(kind, 0), "percent": plain_number(100 * counts.get(kind, 0) / total if total else 0)}
-        for kind in kinds
-    ]
+    shares, offset = [], 0.0
+    for kind in kinds:
+        percent = 100 * counts.get(kind, 0) / total if total else 0
+        shares.append({"kind": kind, "count": counts.get(kind, 0), "percent": plain_number(percent),
+                       "offset": plain_number(offset)})
+        offset += percent
+    return shares
 
 
 # Each figure reads a whole tenant's candidates or audit events (about a second at a million

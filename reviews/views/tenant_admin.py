@@ -368,18 +368,6 @@ def _console_step(section: str, form_class: type[forms.Form], *, form_key: str =
     return decorate
 
 
-def _no_store(view):
-    """For a page that may hold a secret shown this once (a new API key)."""
-
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        response = view(request, *args, **kwargs)
-        response["Cache-Control"] = "no-store"
-        return response
-
-    return wrapper
-
-
 @_console_step("schema", FieldAddForm, form_key="add_form")
 def field_add(request, form):
     tenant = request.tenant
@@ -476,7 +464,6 @@ def extractor_change(request, form):
     return Operation("extractor", _("Change the active extractor"), form, check, save)
 
 
-@_no_store
 @_console_step("keys", KeyCreateForm, form_key="key_form")
 def key_create(request, form):
     tenant = request.tenant
@@ -490,6 +477,7 @@ def key_create(request, form):
         key, raw_key = tenants.api_key_create(tenant=tenant, actor=request.actor, **form.cleaned_data)
         return key.prefix, raw_key
 
+    # The page may hold the key, shown this once: like every answer, never cached (NoStoreMiddleware).
     return Operation("key-create", _("Create an API key"), form, check, save)
 
 

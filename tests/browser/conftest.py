@@ -25,6 +25,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+CSP_VIOLATION = "Content Security Policy"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 
 
@@ -51,16 +52,24 @@ def page(browser, live_server):
     context = browser.new_context(base_url=live_server.url, locale="en-US", viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.set_default_timeout(10_000)
-    broken_assets = []
+    broken_assets, csp_violations = [], []
     page.on(
         "response",
         lambda response: response.status >= 400
         and response.request.resource_type in ("stylesheet", "script", "image", "font")
         and broken_assets.append(f"{response.status} {response.url}"),
     )
+    # Chromium reports what the Content-Security-Policy blocked on the console: an inline
+    # script, a style="…" attribute, an injected <style>, eval. Any of them fails the test.
+    page.on(
+        "console",
+        lambda message: CSP_VIOLATION in message.text and csp_violations.append(f"{page.url}: {message.text}"),
+    )
+    page.csp_violations = csp_violations  # tests/browser/test_csp.py provokes one on purpose
     yield page
     context.close()
     assert not broken_assets, f"a page referenced assets that failed to load: {broken_assets}"
+    assert not csp_violations, f"the Content-Security-Policy blocked something: {csp_violations}"
 
 
 @pytest.fixture

@@ -82,6 +82,18 @@ class TestPage:
         assert 'data-kpi="waiting">2<' in html
         assert "<td>rita</td>" in html and "<td>rob</td>" in html
 
+    def test_share_bars_are_svg_rectangles_side_by_side_with_no_style_attribute(
+        self, tenant, review_queue, reviewer, reviewer_client
+    ):
+        approve_as(reviewer, review_queue.evidence)
+        reject_as(reviewer, review_queue.new_entity)
+        html = reviewer_client.get("/review/stats/").content.decode()
+        assert " style=" not in html  # the Content-Security-Policy would block it
+        bar = ('<rect x="0.0" width="50.0" height="1" class="c-approved">',
+               '<rect x="50.0" width="0.0" height="1" class="c-edited">',
+               '<rect x="50.0" width="50.0" height="1" class="c-rejected">')
+        assert all(part in html for part in bar)
+
     def test_labels_are_escaped(self, tenant, reviewer_client):
         propose(tenant, "alice", candidate(), extractor=XSS_VALUE, prompt_version="</script>")
         html = reviewer_client.get("/review/stats/").content.decode()
