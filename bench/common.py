@@ -1,5 +1,11 @@
-"""What every benchmark does the same way: its own database, and tasks sent to a broker."""
+"""What every benchmark does the same way: plain HTTP, its own database, and tasks sent to a broker."""
 from __future__ import annotations
+
+import os
+
+# The benchmarks run as production does (DJANGO_DEBUG=0) but speak plain HTTP to their own
+# loopback servers and test clients: no redirect to HTTPS (servers they start inherit this).
+os.environ.setdefault("DJANGO_SECURE_SSL_REDIRECT", "0")
 
 
 def ensure_database(url: str, *, reset: bool = False) -> None:

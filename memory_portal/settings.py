@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "csp",
+    "axes",
     "template_partials",
     "pgtrigger",
     "reviews",
@@ -73,6 +74,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a locked-out sign-in into its page
 ]
 
 ROOT_URLCONF = "memory_portal.urls"
@@ -143,6 +145,20 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# Sign-in throttling (django-axes; reviews/throttling.py): MEMORY_LOGIN_FAILURE_LIMIT wrong
+# passwords for one username from one address lock that pair out for the cool-off, the
+# right password included; the lockout is audited (staff.locked_out) in the account's tenant.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env.int("MEMORY_LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.float("MEMORY_LOGIN_COOL_OFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True  # a success forgets the earlier failures
+AXES_USERNAME_CALLABLE = "reviews.throttling.tracked_username"
+AXES_LOCKOUT_CALLABLE = "reviews.throttling.locked_out_response"
+# The audit trail records what matters (lockouts); Axes' own log of every sign-in would grow
+# without end. Form fields it keeps of a failure are masked (the password always is).
+AXES_DISABLE_ACCESS_LOG = True
+AXES_SENSITIVE_PARAMETERS = ["username", "ip_address", "csrfmiddlewaretoken"]
 LOGIN_URL = "reviews:login"
 LOGIN_REDIRECT_URL = "reviews:queue"
 
@@ -326,5 +342,6 @@ LOGGING = {
         "django": {"handlers": ["console"], "level": "INFO", "propagate": False},
         "django.db.backends": {"level": "WARNING"},
         "celery.app.trace": {"level": "WARNING"},
+        "axes.apps": {"level": "WARNING"},  # its start-up banner, in every process
     },
 }

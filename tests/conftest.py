@@ -19,6 +19,21 @@ from reviews.services.tenants import api_key_create, staff_create, tenant_create
 PASSWORD = "correct-horse-battery-staple"
 
 
+def pytest_configure(config):
+    """The test client's ``login()`` calls ``authenticate()`` without a request, which the
+    sign-in throttle (django-axes) refuses: it counts failures per client address. Hand it
+    the request a sign-in form post from the test client would be."""
+    from django.test.client import ClientMixin, RequestFactory
+
+    login = ClientMixin.login
+
+    def login_with_a_request(self, **credentials):
+        credentials.setdefault("request", RequestFactory().post("/login/"))
+        return login(self, **credentials)
+
+    ClientMixin.login = login_with_a_request
+
+
 @pytest.fixture
 def tenant(db):
     return tenant_create(slug="tenant-1", name="Tenant One")

@@ -163,6 +163,7 @@ class AuditAction(models.TextChoices):
     STAFF_ADDED = "staff.added"
     STAFF_ROLE_CHANGED = "staff.role_changed"
     STAFF_REMOVED = "staff.removed"
+    STAFF_LOCKED_OUT = "staff.locked_out"
     MESSAGES_INGESTED = "messages.ingested"
     MESSAGE_EXTRACTED = "message.extracted"
     MESSAGE_EXTRACTION_FAILED = "message.extraction_failed"

@@ -15,10 +15,12 @@ from .. import audit
 from ..actors import SYSTEM, Actor
 from ..audit import GENESIS_HASH, EventDraft
 from ..errors import InvalidInput, InvalidTransition, NotFound
-from ..models import ApiKey, AuditAction, AuditChainHead, Membership, Role, Scope, Source, Tenant
+from ..models import ActorKind, ApiKey, AuditAction, AuditChainHead, Membership, Role, Scope, Source, Tenant
 from ..schema import seed_default_schema
 
 KEY_PREFIX = "mp"
+# Who locks a staff account's sign-in after too many failures (reviews/throttling.py).
+LOGIN_THROTTLE = Actor(ActorKind.SYSTEM, "login_throttle")
 API_KEY_SOURCES = (Source.CHAT, Source.BUSINESS_SYSTEM)
 
 
@@ -304,3 +306,27 @@ def staff_remove(*, tenant: Tenant, user_id: int, actor: Actor) -> None:
     user.is_active = False
     user.set_unusable_password()
     user.save(update_fields=["is_active", "password"])
+
+
+@transaction.atomic
+def staff_lockout_record(*, username: str, ip_address: str | None, failures: int, cool_off_minutes: float):
+    """Record in the account's tenant that sign-in as ``username`` from ``ip_address`` is
+    locked after ``failures`` wrong passwords, for ``cool_off_minutes``.
+
+    A staff account works in one tenant (its Membership): that tenant's chain gets the
+    event. A username of nobody's membership (unknown, or a superuser, who has no tenant)
+    belongs to no chain: nothing is recorded and None is returned (the caller logs it).
+    """
+    membership = (
+        Membership.objects.filter(**{f"user__{get_user_model().USERNAME_FIELD}": username})
+        .select_related("user").first()
+    )
+    if membership is None:
+        return None
+    return audit.record(
+        membership.tenant_id,
+        EventDraft(actor=str(LOGIN_THROTTLE), action=AuditAction.STAFF_LOCKED_OUT, object_type="user",
+                   object_id=membership.user_id, reason_code="too_many_failures",
+                   after={"username": username, "ip_address": ip_address, "failures": failures,
+                          "cool_off_minutes": cool_off_minutes}),
+    )

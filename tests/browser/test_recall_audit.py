@@ -21,7 +21,7 @@ def test_an_auditor_traces_a_recall_to_its_fact(page, login, screenshot, tenant,
     page.goto("/audit/recalls/")
     page.fill("#f-user", "user-42")
     page.click("text=Filter")
-    page.wait_for_function("location.search.includes('user_id=user-42')")  # htmx pushed the filter
+    page.wait_for_function("() => location.search.includes('user_id=user-42')")  # htmx pushed the filter
     screenshot(page, "recall-list")
     page.click(f"a[href='/audit/recalls/{record.pk}/']")
     assert page.locator("text=changed since").is_visible()

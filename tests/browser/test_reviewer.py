@@ -47,7 +47,7 @@ def test_sign_in_filter_and_approve_with_the_keyboard(page, login, screenshot, r
 
     page.select_option("#id_field", "location")
     page.click("[data-filters] button[type=submit]")
-    page.wait_for_function("location.search.includes('field=location')")  # htmx pushed the filter
+    page.wait_for_function("() => location.search.includes('field=location')")  # htmx pushed the filter
     expect(page.locator("[data-item]")).to_have_count(1)
 
     page.keyboard.press("?")

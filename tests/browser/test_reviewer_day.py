@@ -96,7 +96,7 @@ def test_search_and_the_help_overlay(page, login, tenant, review_queue, reviewer
     expect(page.locator("[data-search]")).to_be_focused()
     page.keyboard.type("green")
     page.keyboard.press("Enter")
-    page.wait_for_function("location.search.includes('q=green')")
+    page.wait_for_function("() => location.search.includes('q=green')")
     expect(page.locator("[data-item]")).to_have_count(1)
     expect(page.locator("[data-count=in_filter]")).to_have_text("1")
     page.locator("[data-item]").first.click()

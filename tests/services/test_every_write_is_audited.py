@@ -179,6 +179,10 @@ SCENARIOS = {
     "tenants.staff_remove": lambda w: _staff(
         w, lambda user: tenants.staff_remove(tenant=w.tenant, user_id=user.pk, actor=ADMIN)
     ),
+    "tenants.staff_lockout_record": lambda w: _staff(
+        w, lambda user: tenants.staff_lockout_record(
+            username=user.username, ip_address="192.0.2.1", failures=5, cool_off_minutes=15)
+    ),
     "governance.field_add": lambda w: governance.field_add(
         tenant=w.tenant, entity_type="project", field="deadline", attributes={"category": "constraint"}, actor=ADMIN
     ),
