@@ -4,10 +4,14 @@ The app is loaded once in the master and forked: workers share its memory, and
 ``gc.freeze()`` moves everything loaded at start-up out of the collector's reach, so
 Python's cyclic collector no longer walks the whole app in the middle of a request (the
 tail of the queue's latency in bench/review_queue.py without it).
+
+The access log never shows recall's question or a credential in an address
+(reviews/logs.py): the request line, the query string and the Referer are rewritten.
 """
 import gc
 
 import environ
+from gunicorn.glogging import Logger
 
 env = environ.Env()
 bind = env.str("GUNICORN_BIND", default="127.0.0.1:8000")
@@ -15,6 +19,24 @@ workers = env.int("GUNICORN_WORKERS", default=4)
 preload_app = True
 timeout = env.int("GUNICORN_TIMEOUT", default=60)
 accesslog = env.str("GUNICORN_ACCESS_LOG", default="") or None  # "-" for stdout; off by default
+# Which proxies may say the request came over HTTPS (X-Forwarded-Proto; see README "Security").
+forwarded_allow_ips = env.str("GUNICORN_FORWARDED_ALLOW_IPS", default="127.0.0.1,::1")
+
+
+class MaskedAccessLogger(Logger):
+    def atoms(self, resp, req, environ, request_time):
+        from reviews.logs import loggable_query, loggable_uri
+
+        atoms = super().atoms(resp, req, environ, request_time)
+        atoms["r"] = f"{environ['REQUEST_METHOD']} {loggable_uri(environ['RAW_URI'])} {environ['SERVER_PROTOCOL']}"
+        atoms["q"] = loggable_query(environ.get("QUERY_STRING", ""))
+        for referer in ("f", "{referer}i"):
+            if atoms.get(referer) not in (None, "-"):
+                atoms[referer] = loggable_uri(atoms[referer])
+        return atoms
+
+
+logger_class = MaskedAccessLogger
 
 
 def pre_fork(server, worker):
