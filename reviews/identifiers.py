@@ -1,28 +1,63 @@
 """SPEC §1 identifiers (``user_id``, ``entity_id``, ``thread_id``, message ``id``): 1–128
-printable characters. One rule, read by the API's fields, the pages' forms and the services."""
+printable characters, no credential inside. One rule, read by the API's fields, the pages'
+forms and the services (through reviews/services/boundary.py).
+
+Identifiers are stored verbatim, shown on pages, put in URL paths and hashed into the
+audit chain (``user_id``), so they cannot be masked or blanked later: one that breaks the
+rule is refused (400), never stored.
+"""
+import re
+
 from .errors import InvalidInput
+from .secrets import mask_secrets
 
 MAX_IDENTIFIER_LENGTH = 128
 
+# A run of digits is what numeric ids (snowflakes, order numbers) look like, and one in
+# ten passes the Luhn check by chance: checksummed numbers are credentials in prose, not
+# when they are the whole id.
+_DIGITS = re.compile(r"\d+")
+_CHECKSUM_KINDS = {"card_number", "national_id"}
 
-def validate_identifier(value, *, name: str) -> str:
-    """``value`` if it is a well-formed identifier; else ``InvalidInput`` naming ``name``.
+_PROBLEMS = {
+    "not_a_string": "{name} must be a string.",
+    "empty": "{name} must not be empty.",
+    "too_long": f"{{name}} must be at most {MAX_IDENTIFIER_LENGTH} characters.",
+    "not_printable": "{name} must contain printable characters only (no control characters).",
+    "secret_detected": "{name} must not contain a credential; nothing was stored.",
+}
+
+
+def identifier_problem(value) -> str | None:
+    """Why ``value`` is not a well-formed identifier (a key of the error details), or None.
 
     Printable (``str.isprintable``): no control characters (NUL, newlines, tabs), no
     invisible formatting characters (right-to-left overrides, zero-width spaces), no lone
     surrogates. The space is allowed inside, not as the whole identifier.
     """
     if not isinstance(value, str):
-        raise InvalidInput(f"{name} must be a string.", details={name: "not_a_string"})
+        return "not_a_string"
     if not value.strip():
-        raise InvalidInput(f"{name} must not be empty.", details={name: "empty"})
+        return "empty"
     if len(value) > MAX_IDENTIFIER_LENGTH:
-        raise InvalidInput(
-            f"{name} must be at most {MAX_IDENTIFIER_LENGTH} characters.", details={name: "too_long"}
-        )
+        return "too_long"
     if not value.isprintable():
-        raise InvalidInput(
-            f"{name} must contain printable characters only (no control characters).",
-            details={name: "not_printable"},
-        )
+        return "not_printable"
+    kinds = set(mask_secrets(value).kinds)
+    if _DIGITS.fullmatch(value):
+        kinds -= _CHECKSUM_KINDS
+    if kinds:
+        return "secret_detected"
+    return None
+
+
+def refusal_message(problem: str, name: str) -> str:
+    return _PROBLEMS[problem].format(name=name)
+
+
+def validate_identifier(value, *, name: str) -> str:
+    """``value`` if it is a well-formed identifier; else ``InvalidInput`` naming ``name``."""
+    problem = identifier_problem(value)
+    if problem is not None:
+        raise InvalidInput(refusal_message(problem, name), details={name: problem})
     return value

@@ -32,6 +32,7 @@ from ..exports import (
     verify_export_file,
 )
 from ..models import AuditAction, AuditEvent, AuditExport, ExportFormat, ExportStatus, Tenant
+from .boundary import screened, service
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +61,7 @@ def _export_event(*, tenant: Tenant, actor: Actor, action: str, object_id, after
     )
 
 
+@screened
 def audit_export_stream(
     *, tenant: Tenant, filters: ExportFilters, format: str, actor: Actor, events: QuerySet | None = None
 ) -> AuditExporter:
@@ -78,7 +80,7 @@ def audit_export_stream(
     return AuditExporter(tenant=tenant, filters=filters, format=format, events=events)
 
 
-@transaction.atomic
+@service
 def audit_export_start(*, tenant: Tenant, filters: ExportFilters, format: str, actor: Actor) -> AuditExport:
     """Queue a background export; the task starts once this transaction commits."""
     _check_format(format)

@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db import transaction
 from django.utils import timezone
 
 from .. import audit, transitions
@@ -40,10 +39,13 @@ from ..grounding import SourceMessage, grounding_flags
 from ..normalize import value_digest, value_digests
 from ..policy import MAX_VALUE_LENGTH, ActiveFact, Decision, FieldRule, Proposal, Thresholds, evaluate
 from ..schema import TenantSchema
-from ..secrets import mask_field_value, mask_secrets
+from ..secrets import mask_field_value
 from .entities import EntityResolver, subject_get_or_create
 from ..publication import schedule_projection
-from .facts import _slot_facts, clean_value, contests_closed, fact_payload, fact_publish, lock_subject, suppress_value
+from .facts import (
+    _slot_facts, clean_value, contests_closed, fact_payload, fact_publish, lock_subject, lock_subjects, suppress_value,
+)
+from .boundary import masked_kinds, service
 
 
 
@@ -96,7 +98,7 @@ def candidate_payload(candidate: Candidate) -> dict:
     }
 
 
-@transaction.atomic
+@service
 def candidates_submit(
     *,
     tenant: Tenant,
@@ -221,8 +223,8 @@ class _BatchMemory:
 
 @dataclass(frozen=True)
 class _Masked:
-    """A candidate's value and evidence with every credential cut out: nothing after this
-    step, the policy, the stored row or the audit event, sees the original."""
+    """A candidate's value and evidence with every credential cut out (by the boundary, and
+    by the field's name here): the policy, the stored row and the audit event see no original."""
 
     value: str
     evidence: str
@@ -231,9 +233,12 @@ class _Masked:
 
 
 def _masked(item: CandidateInput) -> _Masked:
+    # The service boundary masked the text already; its placeholders still say what was
+    # there. The field's name is this step's own rule (a bare "hunter2" for `password`).
     value = mask_field_value(item.field, item.value or "")
-    evidence = mask_secrets(item.evidence or "")
-    return _Masked(value.text, evidence.text, value.kinds, value.found or evidence.found)
+    kinds = value.kinds or masked_kinds(value.text)
+    evidence = item.evidence or ""
+    return _Masked(value.text, evidence, kinds, bool(kinds or masked_kinds(evidence) or masked_kinds(item.entity_name)))
 
 
 def _judged(
@@ -391,7 +396,10 @@ def _locked_candidate(*, tenant: Tenant, candidate_id: int, user_id: str | None)
     if row is None or (user_id is not None and row.subject.user_id != user_id):
         raise NotFound("Candidate not found.")
     subject = lock_subject(row.subject_id)
-    candidate = Candidate.objects.select_for_update(of=("self",)).select_related("entity").get(pk=row.pk)
+    # Read again under the lock: an erasure may have removed it while this one waited.
+    candidate = Candidate.objects.select_for_update(of=("self",)).select_related("entity").filter(pk=row.pk).first()
+    if candidate is None:
+        raise NotFound("Candidate not found.")
     return candidate, subject
 
 
@@ -416,7 +424,7 @@ def _rule_of(tenant: Tenant, candidate: Candidate) -> FieldRule:
     return rule
 
 
-@transaction.atomic
+@service
 def candidate_approve(
     *,
     tenant: Tenant,
@@ -476,7 +484,7 @@ def candidate_approve(
     return candidate
 
 
-@transaction.atomic
+@service
 def candidate_reject(
     *,
     tenant: Tenant,
@@ -513,7 +521,7 @@ def candidate_reject(
     return candidate
 
 
-@transaction.atomic
+@service
 def candidate_defer(*, tenant: Tenant, candidate_id: int, version: int, actor: Actor, note: str = "") -> Candidate:
     """Hand a candidate to the subject to confirm (SPEC §4)."""
     candidate, subject = _locked_candidate(tenant=tenant, candidate_id=candidate_id, user_id=None)
@@ -541,6 +549,7 @@ class Resolution:
     ALL = (KEEP_OLD, TAKE_NEW, EDIT, KEEP_BOTH)
 
 
+@service
 def candidate_settle_conflict(
     *,
     tenant: Tenant,
@@ -598,7 +607,7 @@ class BulkOutcome:
     failed: list[dict] = field(default_factory=list)
 
 
-@transaction.atomic
+@service
 def candidates_bulk_decide(
     *, tenant: Tenant, items: list[tuple[int, int]], decision: str, actor: Actor, note: str = ""
 ) -> BulkOutcome:
@@ -620,6 +629,9 @@ def candidates_bulk_decide(
         raise InvalidInput("A reason is required to reject.", details={"reason": "required"})
     versions = dict(items)
     subject_of = dict(Candidate.objects.filter(tenant=tenant, pk__in=versions).values_list("pk", "subject_id"))
+    # Every subject first (facts.lock_subject): item by item, the second would be locked
+    # after the chain head the first item's events took.
+    lock_subjects(subject_of.values())
     outcome = BulkOutcome()
     for candidate_id in sorted(versions, key=lambda pk: (subject_of.get(pk, 0), pk)):
         decide = candidate_approve if decision == "approve" else candidate_reject
@@ -805,7 +817,7 @@ def _fact_undone(fact: Fact, found: dict | None, *, candidate: Candidate, subjec
     )
 
 
-@transaction.atomic
+@service
 def candidate_undo(*, tenant: Tenant, candidate_id: int, actor: Actor) -> Candidate:
     """Take back the actor's latest decision on a candidate (SPEC §4).
 

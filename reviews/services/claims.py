@@ -13,7 +13,6 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -24,6 +23,7 @@ from ..errors import InvalidInput
 from ..models import AuditAction, Candidate, CandidateStatus, Tenant
 from ..models.choices import OPEN_CANDIDATE_STATUSES
 from ..selectors import QUEUE_ORDER, QueueClaims, QueueFilters, queue_filtered
+from .boundary import service
 
 MAX_CLAIM = 100
 
@@ -36,7 +36,7 @@ def _live(actor: Actor, now: datetime):
     return Candidate.objects.filter(claimed_by=str(actor), claim_expires_at__gt=now, status__in=OPEN_CANDIDATE_STATUSES)
 
 
-@transaction.atomic
+@service
 def candidates_claim(
     *, tenant: Tenant, actor: Actor, count: int, filters: QueueFilters | None = None, now: datetime | None = None
 ) -> list[int]:
@@ -59,7 +59,10 @@ def candidates_claim(
         queue_filtered(tenant=tenant, filters=QueueFilters(**{**filters.__dict__, "claims": QueueClaims.ALL}), now=now)
         .filter(free, status=CandidateStatus.PENDING_REVIEW)
         .order_by(*QUEUE_ORDER[filters.sort])
-        .select_for_update(skip_locked=True, of=("self",))
+        # Outside the subject-first lock order (facts.lock_subject), safely: a claim never
+        # waits for a candidate row (skip_locked) and, writing only the claim columns, takes
+        # the weaker NO KEY lock that commit-time foreign-key checks do not wait for.
+        .select_for_update(skip_locked=True, no_key=True, of=("self",))
         .values_list("pk", flat=True)[:count]
     )
     ids = list(pick)
@@ -90,7 +93,7 @@ def candidates_claims_renew(*, tenant: Tenant, actor: Actor, now: datetime | Non
     return _live(actor, now).filter(tenant=tenant).update(claim_expires_at=now + claim_lease())
 
 
-@transaction.atomic
+@service
 def candidates_release(*, tenant: Tenant, actor: Actor, now: datetime | None = None) -> list[int]:
     """Give back every live claim of the actor, audited."""
     now = now or timezone.now()

@@ -28,6 +28,7 @@ from ..publication import schedule_projection
 from ..transitions import fact_retired_event
 from .erasure import ErasureReceipt, fact_erase
 from .facts import _get_fact_for_update, lock_subject
+from .boundary import service
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +59,7 @@ def _event(deletion: FactDeletion, fact: Fact, subject: Subject, actor: Actor, a
     return draft
 
 
-@transaction.atomic
+@service
 def fact_deletion_schedule(*, tenant: Tenant, user_id: str, fact_id: int, actor: Actor) -> FactDeletion:
     """Schedule the deletion of one of the subject's facts; asking twice returns the same one."""
     fact, subject = _get_fact_for_update(tenant=tenant, fact_id=fact_id, user_id=user_id)
@@ -97,7 +98,7 @@ def _locked_deletion(*, tenant: Tenant, deletion_id: int, user_id: str | None) -
     return FactDeletion.objects.select_for_update().select_related("fact__entity", "subject").get(pk=deletion.pk)
 
 
-@transaction.atomic
+@service
 def fact_deletion_undo(*, tenant: Tenant, user_id: str, deletion_id: int, actor: Actor) -> FactDeletion:
     """Cancel a scheduled deletion inside its window; the fact was never touched."""
     deletion = _locked_deletion(tenant=tenant, deletion_id=deletion_id, user_id=user_id)
@@ -114,7 +115,7 @@ def fact_deletion_undo(*, tenant: Tenant, user_id: str, deletion_id: int, actor:
     return deletion
 
 
-@transaction.atomic
+@service
 def fact_deletion_carry_out(*, deletion_id: int, now: datetime | None = None) -> FactDeletion | None:
     """Erase the fact of a scheduled deletion whose window has passed; otherwise nothing.
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db import transaction
 from django.utils import timezone
 
 from .. import audit
@@ -43,6 +42,7 @@ from ..models import (
 from ..normalize import value_digest, value_digests
 from .entities import USER_ENTITY_TYPE
 from .ingest import extraction_context_build
+from .boundary import service
 
 EXAMPLES_PER_GROUP = 5
 MAX_DAYS = 365
@@ -162,8 +162,10 @@ def _compare(tenant: Tenant, messages: list[Message], tally: _Tally) -> tuple[di
     return figures, {group: items[:EXAMPLES_PER_GROUP] for group, items in groups.items()}
 
 
-@transaction.atomic
-def _keep(tenant, extractor, actor, days, limit, figures, examples) -> ExtractionDryRun:
+@service
+def _keep(
+    tenant: Tenant, extractor: Extractor, actor: Actor, days: int, limit: int | None, figures: dict, examples: dict
+) -> ExtractionDryRun:
     report = ExtractionDryRun.objects.create(
         tenant=tenant,
         requested_by=str(actor),

@@ -27,6 +27,7 @@ from ..models import (
     Tenant,
 )
 from ..normalize import normalize_text, slugify_entity_id, value_digests
+from .boundary import service
 
 USER_ENTITY_TYPE = "user"
 SELF_ALIASES = ("我", "i", "me", "my", "myself", "本人", "自己")
@@ -136,7 +137,7 @@ def alias_add(*, entity: Entity, names) -> None:
     EntityAlias.objects.bulk_create(rows.values(), ignore_conflicts=True)
 
 
-@transaction.atomic
+@service
 def entity_merge(*, tenant: Tenant, source_id: int, target_id: int, actor: Actor) -> Entity:
     """Merge entity ``source`` into ``target`` of the same subject (SPEC §1).
 

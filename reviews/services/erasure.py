@@ -29,7 +29,6 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
@@ -64,6 +63,7 @@ from .audit_export import audit_exports_purge
 from .dry_run import dry_run_examples_forget
 from .entities import SELF_ALIASES, USER_ENTITY_TYPE
 from .facts import _get_fact_for_update, lock_subject, suppress_value
+from .boundary import service
 
 REDACTED = "[deleted]"
 DELETED_KEYS = (
@@ -368,7 +368,7 @@ def parse_entity_ref(entity: str) -> tuple[str, str]:
     return entity_type, entity_id
 
 
-@transaction.atomic
+@service
 def fact_erase(
     *, tenant: Tenant, fact_id: int, actor: Actor, user_id: str | None = None, reason: str = ""
 ) -> ErasureReceipt:
@@ -457,7 +457,7 @@ def deletion_scope(
     )
 
 
-@transaction.atomic
+@service
 def facts_delete(
     *,
     tenant: Tenant,
@@ -544,7 +544,7 @@ def _forget_entity_names(entity: Entity) -> None:
 # --- Erasing a subject ---------------------------------------------------------------------
 
 
-@transaction.atomic
+@service
 def subject_erase(*, tenant: Tenant, user_id: str, actor: Actor) -> ErasureReceipt:
     """Forget everything about one subject ("forget me"), keeping only what SPEC §6 needs.
 

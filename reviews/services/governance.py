@@ -15,7 +15,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from django.db import transaction
 from django.db.models import Count
 
 from .. import audit
@@ -39,6 +38,7 @@ from ..labels import LABEL_LANGUAGES, MAX_LABEL_LENGTH
 from ..policy import RELATION_PREFIX
 from ..publication import schedule_projection
 from ..secrets import mask_secrets
+from .boundary import service
 
 # --- The field schema -------------------------------------------------------------------------
 
@@ -155,10 +155,10 @@ def field_add_check(*, tenant: Tenant, entity_type: str, field: str, attributes:
     return {"entity_type": entity_type, "field": field, **values}
 
 
-@transaction.atomic
+@service
 def field_add(*, tenant: Tenant, entity_type: str, field: str, attributes: Mapping, actor: Actor) -> FieldDefinition:
     """Add a field to the tenant's schema; candidates for it are accepted from now on."""
-    Tenant.objects.select_for_update().filter(pk=tenant.pk).first()
+    Tenant.objects.select_for_update(no_key=True).filter(pk=tenant.pk).first()
     values = field_add_check(tenant=tenant, entity_type=entity_type, field=field, attributes=attributes)
     definition = FieldDefinition.objects.create(tenant=tenant, **values)
     _record_schema_change(tenant, definition, before=None, after=field_snapshot(definition), actor=actor)
@@ -209,7 +209,7 @@ def field_update_check(*, tenant: Tenant, entity_type: str, field: str, changes:
     return FieldChange(before=before, after=after, facts_affected=facts.count() if snapshot_changes else 0)
 
 
-@transaction.atomic
+@service
 def field_update(*, tenant: Tenant, entity_type: str, field: str, changes: Mapping, actor: Actor) -> FieldDefinition:
     """Change a field's cardinality, sensitivity, category, auto-approval or retention.
 
@@ -220,7 +220,7 @@ def field_update(*, tenant: Tenant, entity_type: str, field: str, changes: Mappi
     3. Re-project the subjects concerned and record ``tenant.schema_changed``.
     Retention applies to values published from now on; published ones keep their expiry.
     """
-    Tenant.objects.select_for_update().filter(pk=tenant.pk).first()
+    Tenant.objects.select_for_update(no_key=True).filter(pk=tenant.pk).first()
     change = field_update_check(tenant=tenant, entity_type=entity_type, field=field, changes=changes)
     if not change.changed:
         return _field_definition(tenant, entity_type, field)
@@ -266,7 +266,7 @@ def relation_labels_check(*, tenant: Tenant, name: str, labels: Mapping) -> tupl
     return before, clean_labels(labels)
 
 
-@transaction.atomic
+@service
 def relation_labels_set(*, tenant: Tenant, name: str, labels: Mapping, actor: Actor) -> Tenant:
     """Give a relation name (``relation:<name>``) its labels; empty ones read as the default.
 
@@ -385,11 +385,11 @@ def tenant_policy_check(*, tenant: Tenant, changes: Mapping) -> PolicyChange:
     return PolicyChange(before=before, after=after)
 
 
-@transaction.atomic
+@service
 def tenant_policy_update(*, tenant: Tenant, changes: Mapping, actor: Actor) -> Tenant:
     """Change the tenant's thresholds, source priorities, relation names or retention
     (SPEC §3): they apply to every candidate the policy judges from the commit on."""
-    tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
+    tenant = Tenant.objects.select_for_update(no_key=True).get(pk=tenant.pk)
     change = tenant_policy_check(tenant=tenant, changes=changes)
     if not change.changed:
         return tenant
@@ -430,11 +430,11 @@ def tenant_extractor_check(*, tenant: Tenant, extractor: str, prompt_version: st
     return {"extractor": extractor, "prompt_version": prompt_version}
 
 
-@transaction.atomic
+@service
 def tenant_extractor_set(*, tenant: Tenant, extractor: str, prompt_version: str, actor: Actor) -> Tenant:
     """Make an extractor and prompt version the tenant's active ones; messages extracted
     from the commit on use them."""
-    tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
+    tenant = Tenant.objects.select_for_update(no_key=True).get(pk=tenant.pk)
     after = tenant_extractor_check(tenant=tenant, extractor=extractor, prompt_version=prompt_version)
     before = extractor_snapshot(tenant)
     if after == before:

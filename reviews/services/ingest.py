@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from .. import audit
@@ -48,9 +49,10 @@ from ..models import (
     Tenant,
 )
 from ..schema import TenantSchema
-from ..secrets import mask_secrets
 from .candidates import CandidateInput, SubmitResult, candidates_submit
 from .entities import SELF_ALIASES, USER_ENTITY_TYPE, alias_add
+from .boundary import masked_kinds, service
+from .facts import lock_subject, lock_subjects
 
 logger = logging.getLogger(__name__)
 
@@ -120,26 +122,34 @@ def _subjects_for(tenant: Tenant, user_ids: set[str]) -> dict[str, Subject]:
     subjects = {s.user_id: s for s in Subject.objects.filter(tenant=tenant, user_id__in=user_ids)}
     missing = user_ids - subjects.keys()
     if missing:
+        # In one order, so two batches creating the same subjects wait rather than cross.
         Subject.objects.bulk_create(
-            [Subject(tenant=tenant, user_id=user_id) for user_id in missing], ignore_conflicts=True
+            [Subject(tenant=tenant, user_id=user_id) for user_id in sorted(missing)], ignore_conflicts=True
         )
         subjects.update({s.user_id: s for s in Subject.objects.filter(tenant=tenant, user_id__in=missing)})
     return subjects
 
 
-@transaction.atomic
+@service
 def messages_ingest(*, tenant: Tenant, messages: list[MessageInput], actor: Actor) -> IngestResult:
     """Store a batch of chat messages and schedule their extraction.
 
     1. Validate the whole batch first: a bad item stores nothing.
-    2. A message id already stored for the tenant, or repeated in the batch, is a duplicate.
-    3. A paused subject's messages are not kept.
+    2. Lock the batch's subjects (created if new) before anything else: the lock order of
+       every writer (facts.lock_subject), and what makes two batches carrying the same
+       message id take turns.
+    3. A message id already stored for the tenant, or repeated in the batch, is a
+       duplicate; a paused subject's messages are not kept.
     4. Mask credentials, then insert; messages that are not the user's are kept as context
        but need no extraction.
     5. One audit event per subject (ids and masked-credential kinds, never content).
     6. After commit, hand the rows to the broker; a broker failure is logged, not raised.
     """
     _validate(messages)
+    subjects = {
+        subject.user_id: subject
+        for subject in lock_subjects(s.pk for s in _subjects_for(tenant, {m.user_id for m in messages}).values())
+    }
     seen: set[str] = set()
     fresh: list[MessageInput] = []
     duplicates = 0
@@ -153,17 +163,11 @@ def messages_ingest(*, tenant: Tenant, messages: list[MessageInput], actor: Acto
     duplicates += sum(1 for message in fresh if message.id in stored)
     fresh = [message for message in fresh if message.id not in stored]
 
-    paused_ids = set(
-        Subject.objects.filter(
-            tenant=tenant, user_id__in={m.user_id for m in fresh}, collection_paused=True
-        ).values_list("user_id", flat=True)
-    )
-    paused = sum(1 for message in fresh if message.user_id in paused_ids)
-    fresh = [message for message in fresh if message.user_id not in paused_ids]
+    paused = sum(1 for message in fresh if subjects[message.user_id].collection_paused)
+    fresh = [message for message in fresh if not subjects[message.user_id].collection_paused]
     if not fresh:
         return IngestResult(accepted=0, duplicates=duplicates, paused=paused)
 
-    subjects = _subjects_for(tenant, {message.user_id for message in fresh})
     now = timezone.now()
     rows, masked_by_subject = [], {}
     # A message sent without a time, after timed ones of its thread in the same batch (an
@@ -176,8 +180,9 @@ def messages_ingest(*, tenant: Tenant, messages: list[MessageInput], actor: Acto
         if created_at is None:
             created_at = last_in_thread[thread] + timedelta(microseconds=1) if thread in last_in_thread else now
         last_in_thread[thread] = created_at
-        masked = mask_secrets(message.content)
-        extractable = message.role == "user" and masked.text.strip()
+        # The boundary masked the content; its placeholders say what it found.
+        masked_credentials = masked_kinds(message.content)
+        extractable = message.role == "user" and message.content.strip()
         rows.append(
             Message(
                 tenant=tenant,
@@ -185,7 +190,7 @@ def messages_ingest(*, tenant: Tenant, messages: list[MessageInput], actor: Acto
                 message_id=message.id,
                 thread_id=message.thread_id,
                 role=message.role,
-                content=masked.text,
+                content=message.content,
                 created_at=created_at,
                 extraction_status=ExtractionStatus.PENDING if extractable else ExtractionStatus.SKIPPED,
                 extraction_due_at=now if extractable else None,
@@ -193,8 +198,8 @@ def messages_ingest(*, tenant: Tenant, messages: list[MessageInput], actor: Acto
         )
         entry = masked_by_subject.setdefault(message.user_id, {"messages": [], "masked_credentials": {}})
         entry["messages"].append(message.id)
-        if masked.found:
-            entry["masked_credentials"][message.id] = list(masked.kinds)
+        if masked_credentials:
+            entry["masked_credentials"][message.id] = list(masked_credentials)
     # A concurrent request with the same ids loses quietly rather than failing the batch.
     Message.objects.bulk_create(rows, ignore_conflicts=True)
     audit.record_many(
@@ -313,8 +318,8 @@ def models_q_due_before(cutoff):
     return Q(extraction_due_at__isnull=True) | Q(extraction_due_at__lte=cutoff)
 
 
-@transaction.atomic
-def extractions_rerun(*, messages, actor: Actor, enqueue: bool = True) -> int:
+@service
+def extractions_rerun(*, messages: QuerySet, actor: Actor, enqueue: bool = True) -> int:
     """Send failed (or stuck) extractions round again: attempts reset, error cleared.
 
     ``messages`` is a queryset of :class:`Message` (the admin action passes its selection,
@@ -328,6 +333,7 @@ def extractions_rerun(*, messages, actor: Actor, enqueue: bool = True) -> int:
     )
     if not rows:
         return 0
+    lock_subjects(row.subject_id for row in rows)  # the lock order: subjects before their messages
     now = timezone.now()
     Message.objects.filter(pk__in=[row.pk for row in rows]).update(
         extraction_status=ExtractionStatus.PENDING, extraction_attempts=0, extraction_error="", extraction_due_at=now
@@ -467,8 +473,10 @@ def _extract_one(message: Message, *, extractor: Extractor, actor: Actor, count_
     return _record_failure(message, error=error, retryable=retryable, actor=actor)
 
 
-@transaction.atomic
+@service
 def _commit_extraction(message: Message, *, result: ExtractionResult, extractor: Extractor, actor: Actor) -> ExtractOutcome:
+    # The subject before its message row (facts.lock_subject): an erasure takes them in that order.
+    subject = lock_subject(message.subject_id)
     now = timezone.now()
     claimed = Message.objects.filter(pk=message.pk, extraction_status=ExtractionStatus.PENDING).update(
         extraction_status=ExtractionStatus.DONE,
@@ -482,7 +490,6 @@ def _commit_extraction(message: Message, *, result: ExtractionResult, extractor:
     )
     if not claimed:
         return ExtractOutcome("not_pending")
-    subject = Subject.objects.select_related("tenant").get(pk=message.subject_id)
     if subject.collection_paused:
         # Paused after the message came in: extraction would store something new.
         Message.objects.filter(pk=message.pk).update(extraction_status=ExtractionStatus.SKIPPED)
@@ -532,15 +539,16 @@ def _learn_user_names(subject: Subject, candidates: list[CandidateInput], result
             alias_add(entity=user_entity, names=names)
 
 
-@transaction.atomic
+@service
 def _record_failure(message: Message, *, error: str, retryable: bool, actor: Actor) -> ExtractOutcome:
     """Count a failed attempt; schedule the next one or, at the ceiling, fail for good."""
+    lock_subject(message.subject_id)  # the subject before its message row (facts.lock_subject)
     row = Message.objects.select_for_update().select_related("subject").filter(pk=message.pk).first()
     if row is None or row.extraction_status != ExtractionStatus.PENDING:
         return ExtractOutcome("not_pending")
     attempts = row.extraction_attempts + 1
-    # The error text names the failure, never the content (it may quote nothing of the message).
-    error = mask_secrets(error).text[:500]
+    # The error text names the failure, never the content; the boundary masked it.
+    error = error[:500]
     if retryable and attempts < settings.MEMORY_EXTRACTION_MAX_ATTEMPTS:
         delay = extraction_retry_delay(attempts)
         Message.objects.filter(pk=row.pk).update(

@@ -25,8 +25,7 @@ from django.utils import timezone
 from .. import audit, transitions
 from ..actors import Actor
 from ..audit import EventDraft
-from ..errors import DomainError, Forbidden, InvalidInput, InvalidTransition, NotFound
-from ..identifiers import validate_identifier
+from ..errors import DomainError, Forbidden, InvalidTransition, NotFound
 from ..models import (
     OPEN_CANDIDATE_STATUSES,
     AuditAction,
@@ -47,11 +46,11 @@ from ..models import (
     Tenant,
 )
 from ..publication import schedule_projection
-from ..secrets import mask_secrets
 from ..policy import RELATION_PREFIX
 from .candidates import CandidateInput, candidate_approve, candidate_payload, candidates_submit
 from .entities import subject_get_or_create
 from .facts import clean_value, lock_subject, relation_target
+from .boundary import service
 
 LINK_SALT = "reviews.portal-link"
 MAX_TOKEN_LENGTH = 200
@@ -88,14 +87,15 @@ def _require_self(actor: Actor, user_id: str) -> None:
 # --- Entry links ----------------------------------------------------------------------------
 
 
-@transaction.atomic
+@service
 def portal_link_create(*, tenant: Tenant, user_id: str, actor: Actor, base_url: str | None = None):
     """Mint a signed, expiring, single-use link to the subject's page; returns (url, expires_at).
 
     The subject row is created if the host application has not sent anything yet: a
     person may look (and pause collection) before anything is remembered.
     """
-    subject = subject_get_or_create(tenant=tenant, user_id=validate_identifier(user_id, name="user_id"))
+    # The subject first, as every writer locks (facts.lock_subject): the link refers to it.
+    subject = lock_subject(subject_get_or_create(tenant=tenant, user_id=user_id).pk)
     now = timezone.now()
     expires_at = now + timedelta(seconds=settings.MEMORY_PORTAL_LINK_MAX_AGE)
     token = _signer().sign(token_source.token_urlsafe(32))
@@ -178,7 +178,7 @@ def portal_link_redeem(*, token: str) -> PortalLink:
     raise PortalLinkRefused(why)
 
 
-@transaction.atomic
+@service
 def _record_refusal(token: str, why: str) -> None:
     link = PortalLink.objects.select_related("subject").filter(token_digest=token_digest(token)).first()
     if link is not None:
@@ -200,11 +200,11 @@ def _link_event(link: PortalLink, action: str, reason_code: str = "") -> EventDr
 # --- Collection pause -----------------------------------------------------------------------
 
 
-@transaction.atomic
+@service
 def subject_set_paused(*, tenant: Tenant, user_id: str, paused: bool, actor: Actor) -> Subject:
     """Pause or resume memory collection; while paused, ingest stores nothing new (SPEC §4)."""
     _require_self(actor, user_id)
-    subject = lock_subject(subject_get_or_create(tenant=tenant, user_id=validate_identifier(user_id, name="user_id")).pk)
+    subject = lock_subject(subject_get_or_create(tenant=tenant, user_id=user_id).pk)
     if subject.collection_paused == paused:
         return subject
     subject.collection_paused = paused
@@ -227,7 +227,7 @@ def subject_set_paused(*, tenant: Tenant, user_id: str, paused: bool, actor: Act
 # --- Contest --------------------------------------------------------------------------------
 
 
-@transaction.atomic
+@service
 def fact_contest(*, tenant: Tenant, user_id: str, fact_id: int, actor: Actor, note: str = "") -> Candidate:
     """Send a fact a reviewer approved back to review (SPEC §4).
 
@@ -252,7 +252,7 @@ def fact_contest(*, tenant: Tenant, user_id: str, fact_id: int, actor: Actor, no
             "Only a fact a reviewer approved can be contested; edit or delete this one directly.",
             details={"approved_by": approver.kind if approver else ""},
         )
-    note = mask_secrets((note or "").strip()[:MAX_NOTE_LENGTH]).text
+    note = (note or "").strip()[:MAX_NOTE_LENGTH]
     now = timezone.now()
     candidate = Candidate.objects.create(
         tenant=tenant,
@@ -297,7 +297,7 @@ def fact_contest(*, tenant: Tenant, user_id: str, fact_id: int, actor: Actor, no
 # --- Another value of a many field -----------------------------------------------------------
 
 
-@transaction.atomic
+@service
 def fact_value_add(
     *, tenant: Tenant, user_id: str, fact_id: int, value: str, actor: Actor,
     new_entity_type: str = "", new_entity_name: str = "",
@@ -364,7 +364,7 @@ def _actor_kind(actor: str) -> str:
     return parsed.kind if parsed else ""
 
 
-@transaction.atomic
+@service
 def subject_export(*, tenant: Tenant, user_id: str, actor: Actor) -> dict:
     """Everything kept about one subject, as one JSON-serialisable document (SPEC §4).
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 from django.conf import settings
 from django.db import IntegrityError, connection
@@ -14,10 +13,11 @@ from ..hotpath import prepared_cursor
 from ..replicas import read_on_replica
 from .recall_partitions import no_partition_for_row, recall_partition_for
 from ..models import RecallRecord, Scope, Tenant
-from ..secrets import mask_secrets
 from ..selectors import RecallQuery, RecallResult, recall_select
+from .boundary import screened
 
 
+@screened
 def recall_perform(
     *, tenant: Tenant, query: RecallQuery, actor: Actor, may_see_sensitive: bool
 ) -> tuple[RecallRecord, RecallResult]:
@@ -27,8 +27,8 @@ def recall_perform(
        outright rather than silently ignored, so a misconfigured agent finds out.
     2. Select under SPEC §5's policy (one query), on a read replica when one is
        configured and current (reviews/replicas.py), else on the primary.
-    3. Write the recall record on the primary (one INSERT, the caller's query with
-       credentials masked).
+    3. Write the recall record on the primary (one INSERT; the caller's query arrives
+       with its credentials masked by the service boundary).
 
     A recall changes no memory, so it writes no audit event: the recall record is its
     trace, and an event per read would serialise every recall of a tenant on the audit
@@ -42,12 +42,11 @@ def recall_perform(
     result = read_on_replica(
         lambda alias: recall_select(tenant=tenant, query=query, may_see_sensitive=may_see_sensitive, using=alias)
     )
-    recorded_query = replace(query, q=mask_secrets(query.q).text) if query.q else query
     record = RecallRecord(
         tenant=tenant,
         user_id=query.user_id,
         caller=str(actor),
-        query=recorded_query.as_record(),
+        query=query.as_record(),
         facts=[{"id": fact["id"], "version": fact["version"]} for fact in result.facts],
         created_at=timezone.now(),
     )

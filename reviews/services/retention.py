@@ -40,7 +40,8 @@ from ..models import (
 )
 from ..publication import schedule_projection
 from .erasure import ErasureReceipt, forget_facts, purge_object_values, receipt_event
-from .facts import lock_subject
+from .facts import lock_subject, lock_subjects
+from .boundary import service
 
 RETENTION = "retention_expired"
 THREAD_IDLE = "thread_idle"
@@ -128,7 +129,7 @@ def thread_last_activity(*, subject_id: int, thread_id: str) -> datetime:
     return max(moment for moment in moments if moment is not None)
 
 
-@transaction.atomic
+@service
 def subject_expire(
     *,
     tenant: Tenant,
@@ -216,11 +217,12 @@ def messages_expire(*, tenant: Tenant, actor: Actor = SYSTEM, now: datetime) -> 
         deleted += _messages_delete_batch(tenant=tenant, batch=batch, cutoff=cutoff, actor=actor)
 
 
-@transaction.atomic
+@service
 def _messages_delete_batch(*, tenant: Tenant, batch: list[tuple], cutoff: datetime, actor: Actor) -> int:
     per_subject: defaultdict[tuple[int, str], int] = defaultdict(int)
     for _, _, subject_id, user_id in batch:
         per_subject[subject_id, user_id] += 1
+    lock_subjects(subject_id for subject_id, _ in per_subject)  # the lock order: facts.lock_subject
     deleted = Message.objects.filter(pk__in=[row[0] for row in batch]).delete()[0]
     purge_object_values(
         tenant_id=tenant.pk,

@@ -7,7 +7,7 @@ import time
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import connection, transaction
+from django.db import connection
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -17,6 +17,7 @@ from ..audit import GENESIS_HASH, EventDraft
 from ..errors import InvalidInput, InvalidTransition, NotFound
 from ..models import ActorKind, ApiKey, AuditAction, AuditChainHead, Membership, Role, Scope, Source, Tenant
 from ..schema import seed_default_schema
+from .boundary import service
 
 KEY_PREFIX = "mp"
 # Who locks a staff account's sign-in after too many failures (reviews/throttling.py).
@@ -29,7 +30,7 @@ def hash_api_key(raw_key: str) -> str:
     return hashlib.sha256(raw_key.encode()).hexdigest()
 
 
-@transaction.atomic
+@service
 def tenant_create(*, slug: str, name: str = "", actor: Actor = SYSTEM) -> Tenant:
     if not slug or slugify(slug) != slug:
         raise InvalidInput("A tenant slug uses lowercase letters, digits and hyphens.", details={"slug": slug})
@@ -46,7 +47,7 @@ def tenant_create(*, slug: str, name: str = "", actor: Actor = SYSTEM) -> Tenant
     return tenant
 
 
-@transaction.atomic
+@service
 def api_key_create(
     *, tenant: Tenant, scopes: list[str], source: str = Source.CHAT, name: str = "", actor: Actor = SYSTEM
 ) -> tuple[ApiKey, str]:
@@ -80,7 +81,7 @@ def api_key_snapshot(key: ApiKey) -> dict:
     }
 
 
-@transaction.atomic
+@service
 def api_key_revoke(*, tenant: Tenant, prefix: str, actor: Actor) -> ApiKey:
     """Revoke a tenant's key, named by its prefix (another tenant's key is not found).
 
@@ -174,7 +175,7 @@ class _ApiKeyLookup:
         return model.from_db(connection.alias, [f.attname for f in fields], converted)
 
 
-@transaction.atomic
+@service
 def staff_create(
     *, tenant: Tenant, username: str, role: str, password: str | None = None, email: str = "", actor: Actor = SYSTEM
 ):
@@ -220,7 +221,7 @@ def staff_add_check(*, user, role: str) -> None:
         )
 
 
-@transaction.atomic
+@service
 def staff_add(*, tenant: Tenant, user, role: str, actor: Actor) -> Membership:
     """Give an existing account a role in the tenant (an account works in one tenant)."""
     staff_add_check(user=user, role=role)
@@ -236,7 +237,7 @@ def staff_add(*, tenant: Tenant, user, role: str, actor: Actor) -> Membership:
 def _membership(tenant: Tenant, user_id: int) -> Membership:
     # The tenant row first: staff changes of one tenant take turns, so two admins demoting
     # each other cannot both pass the last-admin check.
-    Tenant.objects.select_for_update().filter(pk=tenant.pk).first()
+    Tenant.objects.select_for_update(no_key=True).filter(pk=tenant.pk).first()
     membership = (
         Membership.objects.select_for_update().select_related("user").filter(tenant=tenant, user_id=user_id).first()
     )
@@ -268,7 +269,7 @@ def staff_role_change_check(*, membership: Membership, role: str) -> None:
     _keep_an_admin(membership, losing_admin=role != Role.TENANT_ADMIN)
 
 
-@transaction.atomic
+@service
 def staff_role_change(*, tenant: Tenant, user_id: int, role: str, actor: Actor) -> Membership:
     membership = _membership(tenant, user_id)
     staff_role_change_check(membership=membership, role=role)
@@ -289,7 +290,7 @@ def staff_remove_check(*, membership: Membership) -> None:
     _keep_an_admin(membership, losing_admin=True)
 
 
-@transaction.atomic
+@service
 def staff_remove(*, tenant: Tenant, user_id: int, actor: Actor) -> None:
     """Take a person out of the tenant: their membership goes and their account is
     deactivated (kept, so the ``reviewer:<id>`` in past events still names someone)."""

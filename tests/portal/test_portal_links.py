@@ -52,7 +52,11 @@ class TestCreate:
         url, _ = portal_link_create(tenant=tenant, user_id="alice", actor=SYSTEM, base_url="http://host:9000/")
         assert url.startswith("http://host:9000/me/link/")
 
-    @pytest.mark.parametrize("user_id", ["", "   ", "x" * 129, "a\x00b", "a\nb"])
+    def test_an_id_with_a_slash_is_an_id(self, tenant):
+        portal_link_create(tenant=tenant, user_id="org/7", actor=SYSTEM)
+        assert PortalLink.objects.get().subject.user_id == "org/7"
+
+    @pytest.mark.parametrize("user_id", ["", "   ", "x" * 129, "a\x00b", "a\x1bb", "AKIAIOSFODNN7EXAMPLE"])
     def test_it_refuses_a_bad_user_id(self, tenant, user_id):
         from reviews.errors import InvalidInput
 

@@ -1,8 +1,8 @@
 """Every write service emits an audit event from the AuditAction vocabulary (SPEC §6).
 
 The services are found, not listed by hand: every public function of a module of
-``reviews.services`` that takes an ``actor``, runs in its own transaction or names an
-audit action. Each must
+``reviews.services`` that takes an ``actor``, runs in its own transaction (declared with
+``reviews.services.boundary.service``) or names an audit action. Each must
 have a scenario below (or be named, with the reason, among the building blocks), so a
 new service without one fails here; each scenario calls the service in a minimal valid
 situation and the test asserts it appended at least one event, every one of them a

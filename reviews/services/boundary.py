@@ -1,0 +1,394 @@
+"""The service boundary: what every write service does before and around its body.
+
+Every write service in ``reviews/services`` is declared with :func:`service` (or, for a
+service that runs no transaction of its own, :func:`screened`) instead of a bare
+``@transaction.atomic``. The decorator does three things, in this order:
+
+1. **Screens its text.** Each argument is classified *by name* in :data:`RULES`
+   (a dataclass field as ``ClassName.field`` first, then by its bare name):
+
+   - ``TEXT``: free text kept as written with every credential masked by
+     :func:`reviews.secrets.mask_secrets`: values, evidence, entity names, notes and
+     reasons, recall queries, and also vocabulary and schema names (masking never
+     changes a valid member, and an invalid one is refused by the service anyway).
+     Strings inside lists, tuples, mappings and dataclass inputs (``CandidateInput``,
+     ``MessageInput``, ``RecallQuery``, filters) are screened field by field.
+   - ``IDENTIFIER``: checked by :func:`reviews.identifiers.identifier_problem`
+     (SPEC §1); one that breaks the rules, a credential inside included, is refused.
+   - ``CORRECTION``: a value a person typed for a published fact: refused when it holds
+     a credential (a correction that would publish "[redacted …]" helps nobody).
+   - ``VERBATIM``: passed as is, each with its reason (a password Django hashes, a
+     signed token checked by its signature).
+
+   Any problem (an identifier refused, a NUL in a text) raises one
+   :class:`~reviews.errors.InvalidInput` naming every offending argument by its path
+   (``messages.3.user_id``), before the body runs: nothing is stored.
+
+   *A new text parameter cannot be forgotten*: when the module defining a service is
+   imported, the decorator reads every parameter's annotation (and, for a dataclass,
+   every field's). A parameter that may carry a ``str`` (``str``, ``str | None``,
+   ``list[str]``, a mapping, or no annotation at all) and has no rule in
+   :data:`RULES` raises :class:`ServiceDeclarationError` right there, so the project
+   does not even start until someone decides what the new parameter is.
+
+2. **Runs the body in ``transaction.atomic``** (``service`` only).
+
+3. **Retries deadlocks and serialization failures** (SQLSTATE 40P01 / 40001, which
+   Django raises as ``OperationalError`` with the psycopg error as its cause) up to
+   :data:`RETRY_ATTEMPTS` times with a small jittered, growing pause, logging each
+   retry. Only when the service opened the transaction itself: PostgreSQL aborts the
+   *whole* transaction of the victim, so inside a caller's transaction a retry would run
+   in an aborted transaction or, rolled back to a savepoint, still hold the caller's
+   earlier locks (the same cycle again) and read the caller's old snapshot. There the
+   error goes up to whoever owns the transaction. The arguments are screened once, so
+   every attempt runs on the same screened values; callbacks registered with
+   ``on_commit`` in a failed attempt are dropped with its rollback.
+
+Lock order, for the writers this decorator wraps: see :func:`reviews.services.facts.lock_subject`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import logging
+import random
+import re
+import sys
+import time
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from django.db import DatabaseError, transaction
+
+from ..errors import InvalidInput
+from ..identifiers import identifier_problem, refusal_message
+from ..secrets import PLACEHOLDER, mask_secrets
+
+logger = logging.getLogger(__name__)
+
+TEXT = "text"
+IDENTIFIER = "identifier"
+CORRECTION = "correction"
+VERBATIM = "verbatim"
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: str
+    why: str = ""
+    # An identifier that may be left empty even where the field has no default.
+    optional: bool = False
+
+
+_TEXT = Rule(TEXT)
+_IDENTIFIER = Rule(IDENTIFIER)
+
+RULES: dict[str, Rule] = {
+    # Free text, stored or logged as written: masked.
+    **{
+        name: _TEXT
+        for name in (
+            "content", "evidence", "entity_name", "note", "reason", "q", "name", "error", "object", "dropped",
+            "CandidateInput.value", "ExportFilters.actor", "ExportFilters.action",
+            # Vocabulary members and schema names: screened like text (see the docstring).
+            "role", "kind", "scope", "source", "field", "entity_type", "entities", "fields", "decision",
+            "resolution", "format", "status", "sensitivity", "age", "flag", "sort", "claims", "channel",
+            "extractor", "prompt_version", "slug", "username", "email", "scopes", "attributes", "changes",
+            "entity", "due", "why", "figures", "examples", "new_entity_type", "new_entity_name",
+        )
+    },
+    # The host application's ids (SPEC §1): refused when malformed.
+    **{
+        name: _IDENTIFIER
+        for name in ("user_id", "thread_id", "entity_id", "source_message_id", "message_id", "MessageInput.id")
+    },
+    # Resolution falls back to the entity's name when no id is given.
+    "CandidateInput.entity_id": Rule(IDENTIFIER, optional=True),
+    "value": Rule(CORRECTION),
+    "password": Rule(VERBATIM, "a login password: Django keeps only its hash, and masking would change it"),
+    "token": Rule(VERBATIM, "a portal link's signed token: checked by its signature, stored only as a digest"),
+    "prefix": Rule(VERBATIM, "an API key's public prefix: only looked up, never stored from the input"),
+    "base_url": Rule(VERBATIM, "where a returned link points: not stored"),
+    "actor": Rule(VERBATIM, "the Actor value object: built by authentication, not from the request's text"),
+    "user": Rule(VERBATIM, "a staff user account (staff_add), not text"),
+    "batch": Rule(VERBATIM, "message rows read from the database (retention), not input"),
+    "idle_threads": _IDENTIFIER,
+    "labels": Rule(VERBATIM, "display labels: governance refuses one that holds a credential (mask_secrets)"),
+}
+
+RETRY_ATTEMPTS = 5
+RETRY_BASE_SECONDS = 0.02
+RETRY_MAX_SECONDS = 0.5
+# Deadlock detected, serialization failure: the transaction lost a race and may run again.
+RETRYABLE_SQLSTATES = {"40P01": "deadlock", "40001": "serialization failure"}
+
+NULL_CHARACTER = "null_character"
+SECRET_DETECTED = "secret_detected"
+
+
+class ServiceDeclarationError(TypeError):
+    """A service parameter that may carry text has no rule in :data:`RULES`."""
+
+
+# --- Declaration (import time) ---------------------------------------------------------
+
+
+def _resolve(annotation, namespace: dict):
+    if isinstance(annotation, str):
+        return eval(annotation, namespace)  # noqa: S307 - the module's own annotation
+    return annotation
+
+
+def _carries(annotation) -> tuple[bool, set[type]]:
+    """(may carry a str itself, the dataclasses inside) of an annotation."""
+    if annotation is inspect.Parameter.empty or annotation is typing.Any or annotation is object:
+        return True, set()
+    if annotation is str:
+        return True, set()
+    if dataclasses.is_dataclass(annotation) and isinstance(annotation, type):
+        return False, {annotation}
+    origin = typing.get_origin(annotation)
+    if origin is None:
+        if isinstance(annotation, type) and issubclass(annotation, (Mapping, list, tuple, set, frozenset)):
+            return True, set()  # a container of unknown items
+        return False, set()
+    if isinstance(origin, type) and issubclass(origin, Mapping):
+        return True, set()
+    text, found = False, set()
+    for argument in typing.get_args(annotation):
+        if argument is Ellipsis or argument is type(None):
+            continue
+        argument_text, argument_found = _carries(argument)
+        text, found = text or argument_text, found | argument_found
+    return text, found
+
+
+def _rule_for(owner: str, name: str, annotation, where: str) -> Rule | None:
+    rule = RULES.get(f"{owner}.{name}") or RULES.get(name)
+    if rule is not None and rule.kind == VERBATIM:
+        return rule
+    text, nested = _carries(annotation)
+    for cls in nested:
+        _dataclass_rules(cls)
+    if rule is None and text:
+        raise ServiceDeclarationError(
+            f"{where}: parameter {name!r} may carry text but reviews.services.boundary.RULES does not say "
+            "what it is (TEXT to mask, IDENTIFIER to check, CORRECTION, or VERBATIM with a reason)."
+        )
+    return rule
+
+
+def _screens_something(rule: Rule | None, annotation) -> bool:
+    if rule is not None:
+        return rule.kind != VERBATIM
+    return bool(_carries(annotation)[1])
+
+
+@dataclass(frozen=True)
+class _Screen:
+    name: str
+    rule: Rule | None  # None: a dataclass (or a container of them), screened by its own fields
+    required: bool
+
+
+@functools.cache
+def _dataclass_rules(cls: type) -> tuple[_Screen, ...]:
+    namespace = vars(sys.modules[cls.__module__])
+    screens = []
+    for field in dataclasses.fields(cls):
+        if not field.init:
+            continue
+        annotation = _resolve(field.type, namespace)
+        rule = _rule_for(cls.__name__, field.name, annotation, f"{cls.__module__}.{cls.__qualname__}")
+        if _screens_something(rule, annotation):
+            required = field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
+            screens.append(_Screen(field.name, rule, required))
+    return tuple(screens)
+
+
+def _function_screens(function) -> tuple[_Screen, ...]:
+    where = f"{function.__module__}.{function.__qualname__}"
+    screens = []
+    for parameter in inspect.signature(function).parameters.values():
+        annotation = _resolve(parameter.annotation, function.__globals__)
+        rule = _rule_for(function.__name__, parameter.name, annotation, where)
+        if _screens_something(rule, annotation):
+            screens.append(_Screen(parameter.name, rule, parameter.default is inspect.Parameter.empty))
+    return tuple(screens)
+
+
+# --- Screening (call time) ---------------------------------------------------------------
+
+
+class _Problems(dict):
+    def add(self, path: str, problem: str) -> None:
+        self.setdefault(path, problem)
+
+
+def _screen_text(value, path: str, problems: _Problems):
+    if isinstance(value, str):
+        if "\x00" in value:
+            problems.add(path, NULL_CHARACTER)
+            return value
+        return mask_secrets(value).text
+    if isinstance(value, Mapping):
+        return {key: _screen_text(item, f"{path}.{key}", problems) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        screened = [_screen_text(item, f"{path}.{index}", problems) for index, item in enumerate(value)]
+        return type(value)(screened) if isinstance(value, tuple) else screened
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _screen_dataclass(value, path, problems)
+    return value
+
+
+def _screen_identifier(value, path: str, problems: _Problems, *, required: bool):
+    if value is None or value == "":
+        if required:
+            problems.add(path, "empty")
+        return value
+    if isinstance(value, (list, tuple)):
+        return value if not value else type(value)(
+            _screen_identifier(item, f"{path}.{index}", problems, required=True) for index, item in enumerate(value)
+        )
+    if isinstance(value, str):
+        problem = identifier_problem(value)
+        if problem is not None:
+            problems.add(path, problem)
+    return value  # not text (a Django user's numeric id): nothing to check here
+
+
+def _screen_correction(value, path: str, problems: _Problems):
+    if isinstance(value, str):
+        if "\x00" in value:
+            problems.add(path, NULL_CHARACTER)
+        elif mask_secrets(value).found:
+            problems.add(path, SECRET_DETECTED)
+    return value
+
+
+def _screen(value, screen: _Screen, path: str, problems: _Problems):
+    rule = screen.rule
+    if rule is None:
+        return _screen_nested(value, path, problems)
+    if rule.kind == TEXT:
+        return _screen_text(value, path, problems)
+    if rule.kind == IDENTIFIER:
+        return _screen_identifier(value, path, problems, required=screen.required and not rule.optional)
+    if rule.kind == CORRECTION:
+        return _screen_correction(value, path, problems)
+    return value
+
+
+def _screen_nested(value, path: str, problems: _Problems):
+    if isinstance(value, (list, tuple)):
+        screened = [_screen_nested(item, f"{path}.{index}", problems) for index, item in enumerate(value)]
+        return type(value)(screened) if isinstance(value, tuple) else screened
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _screen_dataclass(value, path, problems)
+    return value
+
+
+def _screen_dataclass(value, path: str, problems: _Problems):
+    changes = {}
+    for screen in _dataclass_rules(type(value)):
+        current = getattr(value, screen.name)
+        screened = _screen(current, screen, f"{path}.{screen.name}", problems)
+        if screened is not current:
+            changes[screen.name] = screened
+    return dataclasses.replace(value, **changes) if changes else value
+
+
+_MESSAGES = {
+    NULL_CHARACTER: "Text cannot contain a null character.",
+    SECRET_DETECTED: "The value looks like a credential; credentials are never stored.",
+}
+
+
+def screen_arguments(screens: tuple[_Screen, ...], arguments: dict) -> dict:
+    """The arguments with their text masked; InvalidInput naming every refused one."""
+    problems = _Problems()
+    screened = dict(arguments)
+    for screen in screens:
+        if screen.name in arguments:
+            screened[screen.name] = _screen(arguments[screen.name], screen, screen.name, problems)
+    if problems:
+        path, first = next(iter(problems.items()))
+        message = _MESSAGES.get(first) or refusal_message(first, path)
+        raise InvalidInput(message, details=dict(problems))
+    return screened
+
+
+_PLACEHOLDER_PATTERN = re.compile(re.escape(PLACEHOLDER).replace(re.escape("{kind}"), r"([a-z_]+)"))
+
+
+def masked_kinds(text: str) -> tuple[str, ...]:
+    """The kinds of credential the boundary masked out of ``text``, read from its placeholders.
+
+    The policy (SPEC §3 step 2) rejects a value that held a credential; the boundary has
+    already replaced it, so the placeholder is what still says so.
+    """
+    return tuple(dict.fromkeys(_PLACEHOLDER_PATTERN.findall(text or "")))
+
+
+# --- The decorators ------------------------------------------------------------------------
+
+
+def _is_retryable(error: BaseException) -> str | None:
+    while error is not None:
+        what = RETRYABLE_SQLSTATES.get(getattr(error, "sqlstate", None) or "")
+        if what:
+            return what
+        error = error.__cause__
+    return None
+
+
+def retry_pause(attempt: int) -> float:
+    """Seconds before attempt ``attempt + 1``: small, growing, jittered so racers part."""
+    return min(RETRY_MAX_SECONDS, RETRY_BASE_SECONDS * 2 ** (attempt - 1)) * random.uniform(0.5, 1.5)
+
+
+def _declare(function, *, atomic: bool):
+    screens = _function_screens(function)
+    signature = inspect.signature(function)
+    name = f"{function.__module__.rsplit('.', 1)[-1]}.{function.__name__}"
+
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        arguments = screen_arguments(screens, bound.arguments)
+        bound.arguments.update(arguments)
+        if not atomic:
+            return function(*bound.args, **bound.kwargs)
+        if transaction.get_connection().in_atomic_block:
+            # Part of the caller's transaction: a savepoint, and the caller's to retry.
+            with transaction.atomic():
+                return function(*bound.args, **bound.kwargs)
+        attempt = 1
+        while True:
+            try:
+                with transaction.atomic():
+                    return function(*bound.args, **bound.kwargs)
+            except DatabaseError as error:
+                what = _is_retryable(error)
+                if what is None or attempt >= RETRY_ATTEMPTS:
+                    raise
+                pause = retry_pause(attempt)
+                logger.warning("%s: %s, attempt %d of %d; retrying in %.0f ms",
+                               name, what, attempt, RETRY_ATTEMPTS, pause * 1000)
+                time.sleep(pause)
+                attempt += 1
+
+    call.screens = screens
+    return call
+
+
+def service(function):
+    """A write service: screened arguments, one transaction, retried when it lost a deadlock."""
+    return _declare(function, atomic=True)
+
+
+def screened(function):
+    """A service that keeps its own transactions (or none): screened arguments only."""
+    return _declare(function, atomic=False)
