@@ -21,6 +21,7 @@ from typing import Literal
 from django.conf import settings
 from pydantic import BaseModel, Field, ValidationError
 
+from ..identifiers import identifier_problem
 from ..models import Kind, MemoryScope
 from ..services.candidates import CandidateInput
 from .base import (
@@ -37,6 +38,8 @@ logger = logging.getLogger(__name__)
 
 EVIDENCE_NOT_IN_MESSAGE = "evidence_not_in_message"
 MALFORMED_ITEM = "malformed_item"  # an entity, field or value left empty
+# An entity id the service boundary would refuse (SPEC §1): dropped, not a failed message.
+INVALID_ENTITY_ID = "invalid_entity_id"
 
 
 class EntityFact(BaseModel):
@@ -144,12 +147,16 @@ class LlmExtractor:
         for fact in answer.facts:
             if not all(part.strip() for part in (fact.entity_type, fact.entity_id, fact.field, fact.value)):
                 why = MALFORMED_ITEM
+            elif identifier_problem(fact.entity_id.strip()):
+                why = INVALID_ENTITY_ID
             elif not evidence_occurs(fact.evidence, context.content):
                 why = EVIDENCE_NOT_IN_MESSAGE
             else:
                 why = ""
             if why:
-                dropped.append({"entity": f"{fact.entity_type}:{fact.entity_id}", "field": fact.field, "why": why})
+                # A refused id is not repeated: it may hold what the boundary refuses to store.
+                entity = fact.entity_type if why == INVALID_ENTITY_ID else f"{fact.entity_type}:{fact.entity_id}"
+                dropped.append({"entity": entity, "field": fact.field, "why": why})
                 continue
             thread = fact.scope == MemoryScope.THREAD
             candidates.append(

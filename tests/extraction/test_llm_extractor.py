@@ -5,7 +5,7 @@ import time
 import pytest
 from django.contrib.auth import get_user_model
 
-from reviews.extraction.llm import EVIDENCE_NOT_IN_MESSAGE, MALFORMED_ITEM
+from reviews.extraction.llm import EVIDENCE_NOT_IN_MESSAGE, INVALID_ENTITY_ID, MALFORMED_ITEM
 from reviews.extraction.prompt import PROMPT_VERSION
 from reviews.models import AuditEvent, Candidate, ExtractionStatus, Message
 from reviews.selectors import extractor_quality
@@ -218,6 +218,23 @@ def test_dropped_items_are_counted_on_the_message_and_shown_to_staff(
     client.force_login(get_user_model().objects.create_superuser("root", "root@example.com", "pw-long-enough-1"))
     page = client.get("/admin/reviews/message/").content.decode()
     assert "Extraction dropped" in page and '<td class="field-extraction_dropped">2</td>' in page
+
+
+def test_an_entity_id_the_boundary_would_refuse_is_dropped_not_a_failed_message(tenant, llm_settings, fake_llm):
+    fake_llm.answer(
+        facts(
+            fact("name", "Alice", "我叫 Alice", confidence=0.97),
+            fact("database", "MySQL", "我叫 Alice", entity_type="project", entity_id="p\x1b[0m" + "x" * 200),
+        )
+    )
+    ingest(tenant, message("m-1", "你好，我叫 Alice。"))
+
+    outcome = message_extract_until_settled(message_pk=stored("m-1").pk)
+
+    assert outcome.status == "done" and [c[3] for c in candidates_of("m-1")] == ["Alice"]
+    event = AuditEvent.objects.get(tenant_id=tenant.pk, action="message.extracted")
+    assert event.payload.after["dropped"] == [{"entity": "project", "field": "database", "why": INVALID_ENTITY_ID}]
+
 
 def test_a_credential_the_model_proposes_is_rejected_and_stored_nowhere(tenant, llm_settings, fake_llm):
     leaked = "sk-proj-Zq81mWv3Lr8vKp0aZ7wYc3Hn"
