@@ -96,7 +96,7 @@ RULES: dict[str, Rule] = {
             "role", "kind", "scope", "source", "field", "entity_type", "entities", "fields", "decision",
             "resolution", "format", "status", "sensitivity", "age", "flag", "sort", "claims", "channel",
             "extractor", "prompt_version", "slug", "username", "email", "scopes", "attributes", "changes",
-            "entity", "due", "why", "figures", "examples", "new_entity_type", "new_entity_name",
+            "entity", "due", "why", "figures", "examples", "new_entity_type", "new_entity_name", "ip_address",
         )
     },
     # The host application's ids (SPEC §1): refused when malformed.

@@ -309,7 +309,7 @@ def staff_remove(*, tenant: Tenant, user_id: int, actor: Actor) -> None:
     user.save(update_fields=["is_active", "password"])
 
 
-@transaction.atomic
+@service
 def staff_lockout_record(*, username: str, ip_address: str | None, failures: int, cool_off_minutes: float):
     """Record in the account's tenant that sign-in as ``username`` from ``ip_address`` is
     locked after ``failures`` wrong passwords, for ``cool_off_minutes``.
