@@ -154,6 +154,18 @@ def _carry_out(w):
     deletions.fact_deletion_carry_out(deletion_id=deletion.pk, now=deletion.due_at + timedelta(seconds=1))
 
 
+def _value_added(w):
+    """A value added beside the subject's own value of a ``many`` field."""
+    [stack] = candidates.candidates_submit(
+        tenant=w.tenant, user_id="alice", source=Source.CHAT, actor=ADMIN,
+        candidates=[candidates.CandidateInput(
+            entity_type="project", entity_id="atlas", field="tech_stack", value="Django", confidence=0.99)],
+    )
+    before = AuditEvent.objects.count()
+    portal.fact_value_add(tenant=w.tenant, user_id="alice", fact_id=stack.fact_id, value="Celery", actor=ALICE)
+    assert AuditEvent.objects.count() > before, "the added value itself wrote no event"
+
+
 def _staff(w, then=None):
     user = tenants.staff_create(tenant=w.tenant, username="nina", role=Role.REVIEWER, password="pw-long-enough-1")
     if then:
@@ -254,6 +266,7 @@ SCENARIOS = {
     "portal.fact_contest": lambda w: portal.fact_contest(
         tenant=w.tenant, user_id="alice", fact_id=w.approved_by_reviewer().pk, actor=ALICE
     ),
+    "portal.fact_value_add": _value_added,
     "portal.subject_export": lambda w: portal.subject_export(tenant=w.tenant, user_id="alice", actor=ALICE),
     "dry_run.extraction_dry_run": lambda w: dry_run.extraction_dry_run(
         tenant=w.tenant, extractor=RuleExtractor(), actor=ADMIN
