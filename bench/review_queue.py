@@ -106,7 +106,7 @@ SEED_SQL = [
     INSERT INTO reviews_candidate (tenant_id, subject_id, entity_id, entity_type, entity_ref_id, field, value,
                                    confidence, kind, scope, thread_id, supersedes, source, source_message_id, evidence,
                                    extractor, prompt_version, status, reason, note, flags, has_conflict, version,
-                                   decided_by, decided_at, created_at, updated_at)
+                                   decided_by, decided_at, created_at, updated_at, claimed_by)
     SELECT %(tenant)s, r.subject_id, e.id, r.entity_type, e.entity_id, r.field, 'value ' || r.i,
            0.5 + ((r.j * 13 + r.i * 7) %% 50) / 100.0, 'fact', 'long_term', '', false, 'chat',
            r.user_id || '-t' || (1 + r.j %% 20) || '-m' || (1 + (r.j * 3 + r.i) %% 10),
@@ -124,7 +124,7 @@ SEED_SQL = [
            CASE WHEN r.status LIKE 'pending%%' THEN NULL
                 ELSE now() - (%(candidates)s - r.i) * interval '2 seconds' + interval '1 hour' END,
            now() - (%(candidates)s - r.i) * interval '2 seconds',
-           now() - (%(candidates)s - r.i) * interval '2 seconds'
+           now() - (%(candidates)s - r.i) * interval '2 seconds', ''
     FROM rows r
     JOIN reviews_entity e ON e.subject_id = r.subject_id AND e.entity_type = r.entity_type
      AND e.entity_id = CASE WHEN r.entity_type = 'user' THEN r.user_id ELSE 'p' || (1 + r.j %% 2) END
@@ -170,11 +170,11 @@ def prepare():
         tenant = tenant_create(slug=TENANT, name="Queue benchmark")
     if Candidate.objects.filter(tenant=tenant).count() != CANDIDATES:
         seed(tenant)
+    else:
+        print(f"reusing the seeded database ({CANDIDATES:,} candidates)")
     for username in ("bench-reviewer", *[f"bench-colleague-{n}" for n in range(5)]):
         if not get_user_model().objects.filter(username=username).exists():
             staff_create(tenant=tenant, username=username, role=Role.REVIEWER, password=None)
-    else:
-        print(f"reusing the seeded database ({CANDIDATES:,} candidates)")
     return tenant
 
 
@@ -245,6 +245,16 @@ CONTESTED_SQL = """
 COLLEAGUE_CLAIMS = 5 * 50
 
 
+def print_ratios(rows) -> None:
+    """Every case's median and p99 as a multiple of the unfiltered first page's, column by
+    column: on a shared machine the absolute figures move with the load, these much less."""
+    _label, _page, baseline = rows[0]
+    print("\nratios to 'no filter', page 1, of this run (median ×, p99 ×)")
+    for label, page_number, timings in rows:
+        cells = [f"{t.median / base.median:5.2f}× {t.p99 / base.p99:5.2f}×" for t, base in zip(timings, baseline)]
+        print(f"{label:<40}{page_number!s:>5} | " + " | ".join(f"{cell:>22}" for cell in cells))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--database-url", default=os.environ.get("BENCH_QUEUE_DATABASE_URL", DEFAULT_URL))
@@ -299,6 +309,7 @@ def main():
     )
     print(f"{'case':<40}{'page':>5} | {'selector (50 items)':>22} | {'API (50 items)':>22} | {f'HTML page ({QUEUE_PAGE_SIZE_HTML} items)':>22}")
     worst: list[Timing] = []
+    rows: list[tuple[str, object, list[Timing]]] = []
     for label, filter_args, params in CASES:
         filters = QueueFilters(**filter_args)
         for page_number in (1, DEEP_PAGE):
@@ -322,6 +333,7 @@ def main():
 
             timings = [timed(run, args.iterations) for run in (select, call_api, view)]
             worst.extend(timings)
+            rows.append((label, page_number, timings))
             print(f"{label:<40}{page_number:>5} | " + " | ".join(f"{timing!s:>22}" for timing in timings))
     # Claims: two reviewers taking the next 20 items in turn (claim, then release, so the
     # pool stays the same size for every iteration).
@@ -333,7 +345,9 @@ def main():
 
     claim = timed(claim_and_release, args.iterations)
     worst.append(claim)
+    rows.append(("claim next 20, then release", "", [claim]))
     print(f"{'claim next 20, then release':<40}{'':>5} | {claim!s:>22} |")
+    print_ratios(rows)
     for colleague in colleagues:
         candidates_release(tenant=tenant, actor=colleague)
     print(

@@ -383,6 +383,19 @@ def review_queue_counts(*, tenant: Tenant, filters: QueueFilters, viewer: str = 
     )
 
 
+
+def queue_selection(*, tenant: Tenant, filters: QueueFilters, limit: int, viewer: str = "") -> list[tuple[int, int]]:
+    """"Select all in this filter": the (id, version) of every open item these filters show
+    this viewer, oldest first, at most ``limit``. The versions are the ones of this moment,
+    so a bulk decision on them still refuses an item that changed since (stale)."""
+    open_phases = [status for status in filters.phases if status in OPEN_CANDIDATE_STATUSES]
+    return list(
+        queue_filtered(tenant=tenant, filters=filters, viewer=viewer)
+        .filter(status__in=open_phases)
+        .order_by("created_at", "id")
+        .values_list("pk", "version")[:limit]
+    )
+
 @dataclass
 class ConversationLine:
     message: Message

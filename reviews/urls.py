@@ -14,6 +14,7 @@ urlpatterns = [
     path("me/", include("reviews.portal_urls")),
     path("review/", reviewer.queue, name="queue"),
     path("review/bulk", reviewer.bulk, name="bulk-decide"),
+    path("review/bulk/select", reviewer.bulk_select, name="bulk-select"),
     path("review/claim", reviewer.claim, name="claim"),
     path("review/undo", reviewer.undo_bulk, name="undo-bulk"),
     path("review/stats/", stats.stats, name="stats"),

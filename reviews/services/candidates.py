@@ -595,7 +595,8 @@ def candidate_settle_conflict(
 # --- Bulk decisions by reviewers --------------------------------------------------------------
 
 BULK_DECISIONS = ("approve", "reject")
-MAX_BULK_ITEMS = 200
+# What "select all in this filter" may take at once (one transaction, each item in a savepoint).
+MAX_BULK_ITEMS = 500
 
 
 @dataclass

@@ -7,19 +7,20 @@ from __future__ import annotations
 
 import re
 from functools import wraps
+from urllib.parse import urlsplit
 
 from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponseRedirect
+from django.http import Http404, HttpResponseRedirect, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import formats, timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_GET, require_POST
 
 from ..actors import Actor
@@ -41,6 +42,7 @@ from ..selectors import (
     QUEUE_STATUS_ALL,
     QUEUE_STATUS_OPEN,
     QueueClaims,
+    QueueCounts,
     QueueCursor,
     QueueFilters,
     QueueSort,
@@ -49,6 +51,7 @@ from ..selectors import (
     review_queue_counts,
     review_queue_items,
     review_queue_page,
+    queue_selection,
 )
 from ..services.candidates import (
     UNDO_SECONDS,
@@ -59,6 +62,7 @@ from ..services.candidates import (
     candidate_reject,
     candidate_settle_conflict,
     candidate_undo,
+    BULK_DECISIONS,
     MAX_BULK_ITEMS,
     candidates_bulk_decide,
 )
@@ -88,6 +92,11 @@ def staff_view(view):
     return wrapper
 
 
+def _require_decider(request) -> None:
+    if not request.can_decide:
+        raise PermissionDenied(_("Your role may view the queue but not decide."))
+
+
 def decider_view(view):
     """A POST by someone who may decide; an auditor is refused (403), never silently ignored."""
 
@@ -95,8 +104,7 @@ def decider_view(view):
     @staff_view
     @wraps(view)
     def wrapper(request, *args, **kwargs):
-        if not request.can_decide:
-            raise PermissionDenied(_("Your role may view the queue but not decide."))
+        _require_decider(request)
         return view(request, *args, **kwargs)
 
     return wrapper
@@ -223,10 +231,27 @@ def queue(request):
     )
     if request.htmx and request.GET.get("cursor"):  # "More": the next page of groups
         return render(request, "reviews/queue.html#page", context)
-    context["counts"] = review_queue_counts(tenant=request.tenant, filters=filters, viewer=viewer)
+    context.update(_counts_context(request, filters, filter_query=query.urlencode()))
     if request.htmx:  # the filter form swaps the counts and the first page
         return render(request, "reviews/queue.html#results", context)
     return render(request, "reviews/queue.html", context)
+
+
+def select_all_label(counts: QueueCounts, filters: QueueFilters) -> str:
+    """The "select all in this filter" link, with the number it selects when it is known."""
+    if counts.in_filter > MAX_BULK_ITEMS:
+        return _("Select the first %(count)d in this filter") % {"count": MAX_BULK_ITEMS}
+    if set(filters.phases) <= set(OPEN_CANDIDATE_STATUSES):  # every item counted can be decided
+        return ngettext(
+            "Select the %(count)d in this filter", "Select all %(count)d in this filter", counts.in_filter
+        ) % {"count": counts.in_filter}
+    return _("Select every open item in this filter")
+
+
+def _counts_context(request, filters: QueueFilters, *, filter_query: str) -> dict:
+    """The queue's headline for these filters, and its "select all" link."""
+    counts = review_queue_counts(tenant=request.tenant, filters=filters, viewer=str(Actor.reviewer(request.user)))
+    return {"counts": counts, "select_all_label": select_all_label(counts, filters), "filter_query": filter_query}
 
 
 @require_GET
@@ -546,48 +571,133 @@ def claim(request):
 
 
 _SELECTED = re.compile(r"^(\d{1,18}):(\d{1,9})$")
+# Above this many items a bulk decision asks once more, naming the count: with the whole
+# filter selected, most of the items are not on the reviewer's screen.
+BULK_CONFIRM_ABOVE = 50
+
+
+@require_GET
+@staff_view
+def bulk_select(request):
+    """"Select all in this filter": every open item of the filters, each with its version now.
+
+    With htmx the selection goes into the bulk bar (hidden inputs); without JavaScript it is
+    a page of its own with the same bar.
+    """
+    _require_decider(request)
+    _form, filters = _queue_filters(request.GET, request.tenant)
+    selection = queue_selection(
+        tenant=request.tenant, filters=filters, limit=MAX_BULK_ITEMS, viewer=str(Actor.reviewer(request.user))
+    )
+    query = request.GET.urlencode()
+    context = {
+        "selection_values": [f"{pk}:{version}" for pk, version in selection],
+        "here": f"{reverse('reviews:queue')}?{query}" if query else reverse("reviews:queue"),
+    }
+    if request.htmx:
+        return render(request, "reviews/bulk.html#selection", context)
+    return render(request, "reviews/bulk.html", context)
+
+
+def bulk_notices(decision: str, outcome) -> tuple[str, list[tuple[str, str]]]:
+    """What a bulk decision did: a summary, and one line per item it left alone."""
+    if outcome.decided:
+        done = ngettext("Approved %(count)d item.", "Approved %(count)d items.", len(outcome.decided)) if decision == "approve" \
+            else ngettext("Rejected %(count)d item.", "Rejected %(count)d items.", len(outcome.decided))
+        summary = done % {"count": len(outcome.decided)}
+    else:
+        summary = _("Nothing was decided.")
+    details = []
+    names = actor_names({item.get("decided_by", "") for item in outcome.stale})
+    for item in outcome.stale:
+        details.append((
+            "warning",
+            _("Item #%(id)s was already decided by %(who)s (%(status)s); it was left as it was.")
+            % {"id": item["id"], "who": names.get(item.get("decided_by", "")) or _("someone"), "status": item.get("status", "")},
+        ))
+    if outcome.failed:
+        details.append((
+            "error",
+            _("%(count)d items could not be decided: %(ids)s.")
+            % {"count": len(outcome.failed), "ids": ", ".join(f"#{item['id']}" for item in outcome.failed)},
+        ))
+    return summary, details
+
+
+def _page_filters(request) -> tuple[QueueFilters, str]:
+    """The filters of the queue page an htmx request came from (its address, as pushed)."""
+    query = QueryDict(urlsplit(request.htmx.current_url or "").query)
+    return _queue_filters(query, request.tenant)[1], query.urlencode()
 
 
 @decider_view
 def bulk(request):
-    """Approve or reject every selected item; each is checked against the version shown."""
-    selected = [_SELECTED.match(raw) for raw in request.POST.getlist("selected")]
+    """Approve or reject a selection: the ticked items and "select all in this filter".
+
+    Each item is checked against the version the reviewer was shown (or, for select-all,
+    the version when it was selected). Above BULK_CONFIRM_ABOVE items the reviewer confirms
+    the count first. A refusal leaves the selection as it was.
+    """
+    raw = request.POST.getlist("selected_all") + request.POST.getlist("selected")
+    matches = [_SELECTED.match(value) for value in raw]
+    # One version per item; a ticked box (what the reviewer saw) wins over select-all's.
+    versions = {int(m.group(1)): int(m.group(2)) for m in matches if m}
     decision = request.POST.get("decision", "")
+    context = _item_context(
+        request,
+        here=_back(request, reverse("reviews:queue")),
+        selection_values=[f"{pk}:{version}" for pk, version in versions.items()],
+        count=len(versions),
+    )
     try:
-        if not all(selected):
+        if not all(matches):
             raise InvalidInput("Malformed selection.", details={"items": "malformed"})
+        if decision in BULK_DECISIONS and len(versions) > BULK_CONFIRM_ABOVE \
+                and request.POST.get("confirmed") != f"{decision}:{len(versions)}":
+            return _bulk_refused(request, context, confirm=decision)
         outcome = candidates_bulk_decide(
             tenant=request.tenant,
-            items=[(int(m.group(1)), int(m.group(2))) for m in selected],
+            items=list(versions.items()),
             decision=decision,
             note=request.POST.get("note", ""),
             actor=Actor.reviewer(request.user),
         )
     except DomainError as error:
-        messages.error(request, error_message(error))
-        return redirect(_back(request, reverse("reviews:queue")))
-    if outcome.decided:
-        done = _("Approved %(count)d items.") if decision == "approve" else _("Rejected %(count)d items.")
-        messages.success(request, done % {"count": len(outcome.decided)})
-    if outcome.stale:
-        names = actor_names({item.get("decided_by", "") for item in outcome.stale})
-        for item in outcome.stale:
-            messages.warning(
-                request,
-                _("Item #%(id)s was already decided by %(who)s (%(status)s); it was left as it was.")
-                % {
-                    "id": item["id"],
-                    "who": names.get(item.get("decided_by", "")) or _("someone"),
-                    "status": item.get("status", ""),
-                },
-            )
-    if outcome.failed:
-        messages.error(
-            request,
-            _("%(count)d items could not be decided: %(ids)s.")
-            % {"count": len(outcome.failed), "ids": ", ".join(f"#{item['id']}" for item in outcome.failed)},
-        )
-    return redirect(_back(request, reverse("reviews:queue")))
+        return _bulk_refused(request, context, error=error_message(error))
+    summary, details = bulk_notices(decision, outcome)
+    if not request.htmx:
+        (messages.success if outcome.decided else messages.warning)(request, summary)
+        for level, text in details:
+            {"warning": messages.warning, "error": messages.error}[level](request, text)
+        return redirect(context["here"])
+    candidates_claims_renew(tenant=request.tenant, actor=Actor.reviewer(request.user))
+    filters, filter_query = _page_filters(request)
+    shown = {int(m.group(1)) for m in map(_SELECTED.match, request.POST.getlist("selected"))}
+    changed = shown & ({*outcome.decided} | {item["id"] for item in outcome.stale})
+    viewer = str(Actor.reviewer(request.user))
+    context.update(
+        _counts_context(request, filters, filter_query=filter_query),
+        summary=summary,
+        details=details,
+        decided_ids=outcome.decided,
+        toast_level="success" if outcome.decided else "stale",
+        items=review_queue_items(
+            tenant=request.tenant,
+            candidates=list(Candidate.objects.filter(tenant=request.tenant, pk__in=changed).select_related(
+                "subject", "entity", "conflict_fact")),
+            viewer=viewer,
+        ),
+    )
+    return render(request, "reviews/bulk.html#outcome", context)
+
+
+def _bulk_refused(request, context: dict, *, error: str = "", confirm: str = ""):
+    """An error or the confirmation question: with htmx under the bar (the selection on the
+    page stays as it is), otherwise the bulk page holding the whole selection."""
+    context.update(error=error, confirm=confirm)
+    if request.htmx:
+        return render(request, "reviews/bulk.html#status", context)
+    return render(request, "reviews/bulk.html", context)
 
 
 # --- Entities ---------------------------------------------------------------------------------

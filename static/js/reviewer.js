@@ -113,12 +113,35 @@
     var box = item && item.querySelector("[data-select]");
     if (!box) return;
     box.checked = !box.checked;
+    selectionChanged(box);
+  }
+
+  // "Select all in this filter" puts the whole filter's items (as hidden inputs) in the bulk
+  // bar and ticks what is on screen; unticking one item, or changing the filters, ends it.
+  function selectAll() {
+    return document.querySelector("[data-bulk-all] [data-selection-count]");
+  }
+
+  function clearSelectAll() {
+    var all = document.querySelector("[data-bulk-all]");
+    if (all) all.replaceChildren();
+  }
+
+  function tickVisible(checked) {
+    document.querySelectorAll("[data-select]").forEach(function (box) { box.checked = checked; });
+  }
+
+  function selectionChanged(box) {
+    if (box && !box.checked && selectAll()) clearSelectAll();
     updateCount();
   }
 
   function updateCount() {
     var counter = document.querySelector("[data-selected-count]");
-    if (counter) counter.textContent = String(document.querySelectorAll("[data-select]:checked").length);
+    if (!counter) return;
+    var ticked = document.querySelectorAll("[data-select]:checked").length;
+    var all = selectAll();
+    counter.textContent = String(all ? Math.max(ticked, parseInt(all.dataset.selectionCount, 10)) : ticked);
   }
 
   function help() {
@@ -196,17 +219,32 @@
   document.addEventListener("click", function (event) {
     var item = event.target.closest && event.target.closest("[data-item]");
     if (item) mark(item);
-    if (event.target.closest && event.target.closest("[data-help-open]")) help();
+    if (!event.target.closest) return;
+    if (event.target.closest("[data-help-open]")) help();
+    if (event.target.closest("[data-bulk-clear]")) {
+      clearSelectAll();
+      tickVisible(false);
+      updateCount();
+    }
+    if (event.target.closest("[data-bulk-cancel]")) {
+      var status = document.querySelector("[data-bulk-status]");
+      if (status) status.replaceChildren();
+    }
   });
 
   document.addEventListener("change", function (event) {
-    if (event.target.matches && event.target.matches("[data-select]")) updateCount();
+    if (event.target.matches && event.target.matches("[data-select]")) selectionChanged(event.target);
   });
 
   // After a decision swaps an item, keep the reviewer's place: the swapped item stays (one
   // line, showing what happened) and the focus moves on to the next open one.
   document.body.addEventListener("htmx:afterSwap", function (event) {
     var detail = event.detail || {};
+    var targetId = detail.target && detail.target.id;
+    if (targetId === "results") clearSelectAll(); // new filters: the old filter's selection ends
+    if (selectAll() && (targetId === "bulk-all" || (detail.target && detail.target.matches && detail.target.matches(".more")))) {
+      tickVisible(true); // what is on screen (and what "More" brings) is part of it
+    }
     var decided = detail.requestConfig && detail.requestConfig.verb === "post";
     var swapped = null;
     if (decided) {

@@ -153,9 +153,12 @@ class TestBulk:
         response = reviewer_client.post(
             reverse("reviews:bulk-decide"), {"selected": [f"{review_queue.evidence.pk}:1"], "decision": "reject"}
         )
-        assert messages_of(response) == ["A reason is required to reject."]
+        assert "A reason is required to reject." in response.content.decode()
         assert refreshed(review_queue.evidence).status == "pending_review"
 
     def test_a_malformed_selection_is_refused(self, review_queue, reviewer_client):
-        response = reviewer_client.post(reverse("reviews:bulk-decide"), {"selected": ["1;drop"], "decision": "approve"})
-        assert messages_of(response) == ["That input is not valid."]
+        response = reviewer_client.post(
+            reverse("reviews:bulk-decide"), {"selected": ["1;drop", f"{review_queue.evidence.pk}:1"], "decision": "approve"}
+        )
+        assert "That input is not valid." in response.content.decode()
+        assert refreshed(review_queue.evidence).status == "pending_review"
