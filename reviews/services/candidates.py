@@ -608,6 +608,19 @@ class BulkOutcome:
     failed: list[dict] = field(default_factory=list)
 
 
+def check_bulk_decision(*, items: list, decision: str, actor: Actor, note: str = "") -> None:
+    """What refuses a bulk decision as a whole, before any item is touched (InvalidInput);
+    the pages call it before asking the reviewer to confirm a large selection."""
+    if decision not in BULK_DECISIONS:
+        raise InvalidInput("Unknown bulk decision.", details={"decision": list(BULK_DECISIONS)})
+    if not items:
+        raise InvalidInput("Select at least one item.", details={"items": "empty"})
+    if len(items) > MAX_BULK_ITEMS:
+        raise InvalidInput(f"Select at most {MAX_BULK_ITEMS} items.", details={"items": "too_many"})
+    if decision == "reject" and actor.is_reviewer and not note.strip():
+        raise InvalidInput("A reason is required to reject.", details={"reason": "required"})
+
+
 @service
 def candidates_bulk_decide(
     *, tenant: Tenant, items: list[tuple[int, int]], decision: str, actor: Actor, note: str = ""
@@ -620,14 +633,7 @@ def candidates_bulk_decide(
        Items run in subject order so two bulk decisions lock subjects in the same order.
     3. Record one summary event beside the per-item events the decisions wrote.
     """
-    if decision not in BULK_DECISIONS:
-        raise InvalidInput("Unknown bulk decision.", details={"decision": list(BULK_DECISIONS)})
-    if not items:
-        raise InvalidInput("Select at least one item.", details={"items": "empty"})
-    if len(items) > MAX_BULK_ITEMS:
-        raise InvalidInput(f"Select at most {MAX_BULK_ITEMS} items.", details={"items": "too_many"})
-    if decision == "reject" and actor.is_reviewer and not note.strip():
-        raise InvalidInput("A reason is required to reject.", details={"reason": "required"})
+    check_bulk_decision(items=items, decision=decision, actor=actor, note=note)
     versions = dict(items)
     subject_of = dict(Candidate.objects.filter(tenant=tenant, pk__in=versions).values_list("pk", "subject_id"))
     # Every subject first (facts.lock_subject): item by item, the second would be locked

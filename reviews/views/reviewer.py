@@ -62,9 +62,9 @@ from ..services.candidates import (
     candidate_reject,
     candidate_settle_conflict,
     candidate_undo,
-    BULK_DECISIONS,
     MAX_BULK_ITEMS,
     candidates_bulk_decide,
+    check_bulk_decision,
 )
 from ..services.claims import candidates_claim, candidates_claims_renew, candidates_release
 from ..services.entities import entity_merge
@@ -652,16 +652,16 @@ def bulk(request):
     try:
         if not all(matches):
             raise InvalidInput("Malformed selection.", details={"items": "malformed"})
-        if decision in BULK_DECISIONS and len(versions) > BULK_CONFIRM_ABOVE \
-                and request.POST.get("confirmed") != f"{decision}:{len(versions)}":
+        bulk_request = {
+            "items": list(versions.items()),
+            "decision": decision,
+            "note": request.POST.get("note", ""),
+            "actor": Actor.reviewer(request.user),
+        }
+        check_bulk_decision(**bulk_request)  # a refusal comes before the question
+        if len(versions) > BULK_CONFIRM_ABOVE and request.POST.get("confirmed") != f"{decision}:{len(versions)}":
             return _bulk_refused(request, context, confirm=decision)
-        outcome = candidates_bulk_decide(
-            tenant=request.tenant,
-            items=list(versions.items()),
-            decision=decision,
-            note=request.POST.get("note", ""),
-            actor=Actor.reviewer(request.user),
-        )
+        outcome = candidates_bulk_decide(tenant=request.tenant, **bulk_request)
     except DomainError as error:
         return _bulk_refused(request, context, error=error_message(error))
     summary, details = bulk_notices(decision, outcome)

@@ -124,7 +124,7 @@ def test_defer_and_bulk_approve_a_selection(page, login, tenant, review_queue, r
     page.keyboard.press("x")
     expect(page.locator("[data-selected-count]")).to_have_text("2")
     page.click("#bulk-form button[value=approve]")
-    expect(page.locator(".messages li.success")).to_have_text("Approved 2 items.")
+    expect(page.locator("[data-bulk-summary]")).to_have_text("Approved 2 items.")  # in place, by htmx
     assert [status_of(item) for item in (review_queue.new_entity, extra[0])] == ["approved", "approved"]
     assert status_of(extra[1]) == "pending_review"
 

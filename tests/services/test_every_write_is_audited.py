@@ -53,6 +53,7 @@ BUILDING_BLOCKS = {
     "recall.recall_perform": "a read: its trace is the recall record (SPEC §5), not an audit event",
     "ingest.message_extract_until_settled": "loops message_extract, walked below",
     "deletions.fact_erase_preview": "a dry run: the erasure it runs is rolled back, nothing stays",
+    "candidates.check_bulk_decision": "a check the pages run before confirming: raises or returns, writes nothing",
     "claims.candidates_claims_renew": "extends the actor's own live claims: activity, not a change of who holds what",
 }
 
