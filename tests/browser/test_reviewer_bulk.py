@@ -20,7 +20,7 @@ def test_select_all_over_several_pages_then_confirm(page, login, screenshot, ten
     login("rita")
     page.select_option("#id_field", "preference")
     page.click("[data-filters] button[type=submit]")
-    page.wait_for_function("location.search.includes('field=preference')")
+    page.wait_for_function("() => location.search.includes('field=preference')")
     expect(page.locator("[data-item]")).to_have_count(20)  # the first page only
     # Every checkbox is named after its item.
     expect(page.get_by_role("checkbox", name=re.compile(r"^Select user:bob \S.* “likes 0”$"))).to_have_count(1)
