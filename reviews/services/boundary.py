@@ -15,8 +15,9 @@ service that runs no transaction of its own, :func:`screened`) instead of a bare
      ``MessageInput``, ``RecallQuery``, filters) are screened field by field.
    - ``IDENTIFIER``: checked by :func:`reviews.identifiers.identifier_problem`
      (SPEC §1); one that breaks the rules, a credential inside included, is refused.
-   - ``CORRECTION``: a value a person typed for a published fact: refused when it holds
-     a credential (a correction that would publish "[redacted …]" helps nobody).
+   - ``CORRECTION``: a value a person typed for a published fact, a new entry or a
+     schema/policy change (mappings and lists screened item by item): refused when it
+     holds a credential (a correction that would publish "[redacted …]" helps nobody).
    - ``VERBATIM``: passed as is, each with its reason (a password Django hashes, a
      signed token checked by its signature).
 
@@ -95,8 +96,8 @@ RULES: dict[str, Rule] = {
             # Vocabulary members and schema names: screened like text (see the docstring).
             "role", "kind", "scope", "source", "field", "entity_type", "entities", "fields", "decision",
             "resolution", "format", "status", "sensitivity", "age", "flag", "sort", "claims", "channel",
-            "extractor", "prompt_version", "slug", "username", "email", "scopes", "attributes", "changes",
-            "entity", "due", "why", "figures", "examples", "new_entity_type", "new_entity_name", "ip_address",
+            "extractor", "prompt_version", "slug", "username", "email", "scopes",
+            "entity", "due", "why", "figures", "examples", "ip_address",
         )
     },
     # The host application's ids (SPEC §1): refused when malformed.
@@ -107,6 +108,9 @@ RULES: dict[str, Rule] = {
     # Resolution falls back to the entity's name when no id is given.
     "CandidateInput.entity_id": Rule(IDENTIFIER, optional=True),
     "value": Rule(CORRECTION),
+    # What a person types to become published or configuration (a new entry a relation
+    # points to, a schema or policy change with its labels): refused, never "[redacted …]".
+    **{name: Rule(CORRECTION) for name in ("new_entity_type", "new_entity_name", "attributes", "changes")},
     "password": Rule(VERBATIM, "a login password: Django keeps only its hash, and masking would change it"),
     "token": Rule(VERBATIM, "a portal link's signed token: checked by its signature, stored only as a digest"),
     "prefix": Rule(VERBATIM, "an API key's public prefix: only looked up, never stored from the input"),
@@ -265,6 +269,12 @@ def _screen_correction(value, path: str, problems: _Problems):
             problems.add(path, NULL_CHARACTER)
         elif mask_secrets(value).found:
             problems.add(path, SECRET_DETECTED)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            _screen_correction(item, f"{path}.{key}", problems)
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            _screen_correction(item, f"{path}.{index}", problems)
     return value
 
 

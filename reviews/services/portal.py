@@ -25,7 +25,7 @@ from django.utils import timezone
 from .. import audit, transitions
 from ..actors import Actor
 from ..audit import EventDraft
-from ..errors import DomainError, Forbidden, InvalidTransition, NotFound
+from ..errors import DomainError, Forbidden, InvalidInput, InvalidTransition, NotFound
 from ..models import (
     OPEN_CANDIDATE_STATUSES,
     AuditAction,
