@@ -33,8 +33,16 @@ def policy(header: str) -> dict[str, list[str]]:
     return {name: sources for name, *sources in directives}
 
 
+# Set for the whole test process when the browser tests are collected (Playwright's sync
+# API runs an event loop in the main thread); a production process never has it.
+TEST_ONLY_VARIABLES = {"DJANGO_ALLOW_ASYNC_UNSAFE"}
+
+
 def production_env(**extra) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_SECURE_", "DJANGO_CSP_"))}
+    env = {
+        k: v for k, v in os.environ.items()
+        if not k.startswith(("DJANGO_SECURE_", "DJANGO_CSP_")) and k not in TEST_ONLY_VARIABLES
+    }
     env.update(
         DJANGO_DEBUG="0",
         DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
