@@ -24,6 +24,7 @@ from reviews.services.boundary import ServiceDeclarationError, screened, service
 from reviews.services.candidates import CandidateInput
 from tests.conftest import candidate
 from tests.dump import dump_all_tables
+from tests.publication.conftest import store  # noqa: F401  (the projection's store, emptied around the test)
 
 AWS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"
 OPENAI_KEY = "sk-proj-4fQ9xT2mLr8vKp0aZ7wYc3Hn"
@@ -109,16 +110,6 @@ def test_a_key_as_entity_name_reaches_no_entity_alias_candidate_audit_or_store(t
     items = publication._search_all(store, ("tenants",))
     assert items and AWS_KEY_ID not in repr([(item.namespace, item.key, item.value) for item in items])
     _no_trace_of(AWS_KEY_ID)
-
-
-@pytest.fixture
-def store(db):
-    from tests.publication.conftest import wipe
-
-    store = publication.get_store()
-    wipe(store)
-    yield store
-    wipe(store)
 
 
 def test_candidate_text_is_masked_and_a_secret_value_is_still_rejected_by_the_policy(tenant, submit):
