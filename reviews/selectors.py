@@ -16,7 +16,6 @@ from .actors import Actor
 from .errors import InvalidInput
 from .hotpath import prepared_cursor
 from .models import (
-    OPEN_CANDIDATE_STATUSES,
     ActorKind,
     AuditAction,
     AuditEvent,

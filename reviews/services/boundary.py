@@ -231,20 +231,26 @@ class _Problems(dict):
         self.setdefault(path, problem)
 
 
+def _screen_items(value, path: str, problems: _Problems, screen_item, *, mappings: bool):
+    """``value`` with ``screen_item`` applied to each item of a list, tuple or (with
+    ``mappings``) mapping, and a dataclass screened field by field by its own rules."""
+    if mappings and isinstance(value, Mapping):
+        return {key: screen_item(item, f"{path}.{key}", problems) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        screened = [screen_item(item, f"{path}.{index}", problems) for index, item in enumerate(value)]
+        return type(value)(screened) if isinstance(value, tuple) else screened
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _screen_dataclass(value, path, problems)
+    return value
+
+
 def _screen_text(value, path: str, problems: _Problems):
     if isinstance(value, str):
         if "\x00" in value:
             problems.add(path, NULL_CHARACTER)
             return value
         return mask_secrets(value).text
-    if isinstance(value, Mapping):
-        return {key: _screen_text(item, f"{path}.{key}", problems) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        screened = [_screen_text(item, f"{path}.{index}", problems) for index, item in enumerate(value)]
-        return type(value)(screened) if isinstance(value, tuple) else screened
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _screen_dataclass(value, path, problems)
-    return value
+    return _screen_items(value, path, problems, _screen_text, mappings=True)
 
 
 def _screen_identifier(value, path: str, problems: _Problems, *, required: bool):
@@ -264,17 +270,14 @@ def _screen_identifier(value, path: str, problems: _Problems, *, required: bool)
 
 
 def _screen_correction(value, path: str, problems: _Problems):
+    """Refuses, never rewrites: the value comes back as it was given."""
     if isinstance(value, str):
         if "\x00" in value:
             problems.add(path, NULL_CHARACTER)
         elif mask_secrets(value).found:
             problems.add(path, SECRET_DETECTED)
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            _screen_correction(item, f"{path}.{key}", problems)
-    elif isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            _screen_correction(item, f"{path}.{index}", problems)
+    else:
+        _screen_items(value, path, problems, _screen_correction, mappings=True)
     return value
 
 
@@ -292,12 +295,7 @@ def _screen(value, screen: _Screen, path: str, problems: _Problems):
 
 
 def _screen_nested(value, path: str, problems: _Problems):
-    if isinstance(value, (list, tuple)):
-        screened = [_screen_nested(item, f"{path}.{index}", problems) for index, item in enumerate(value)]
-        return type(value)(screened) if isinstance(value, tuple) else screened
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _screen_dataclass(value, path, problems)
-    return value
+    return _screen_items(value, path, problems, _screen_nested, mappings=False)
 
 
 def _screen_dataclass(value, path: str, problems: _Problems):
