@@ -49,9 +49,6 @@ ENV = {
 FIXTURE = ROOT / "reviews" / "fixtures" / "demo_conversations.jsonl"
 OPERATIONS = ("ingest", "candidates", "approve", "recall", "erase")
 WEIGHTS = (30, 25, 25, 19, 1)
-# Decisions on a candidate; two of them for one candidate is a double decision.
-DECISIONS = ("policy.auto_approved", "policy.rejected", "candidate.approved", "candidate.edited_approved",
-             "candidate.rejected")
 
 from bench.common import ensure_database  # noqa: E402 - after the path is set
 
@@ -229,7 +226,11 @@ def report(tenant, results: list[dict]) -> int:
     from django.db.models import Count
 
     from reviews.audit import verify_tenant
-    from reviews.models import AuditEvent, Message
+    from reviews.models import AuditAction, AuditEvent, Message
+
+    # Decisions on a candidate; two of them for one candidate is a double decision.
+    decisions = (AuditAction.POLICY_AUTO_APPROVED, AuditAction.POLICY_REJECTED, AuditAction.CANDIDATE_APPROVED,
+                 AuditAction.CANDIDATE_EDITED_APPROVED, AuditAction.CANDIDATE_REJECTED)
 
     timings, statuses = defaultdict(list), defaultdict(int)
     for result in results:
@@ -263,7 +264,7 @@ def report(tenant, results: list[dict]) -> int:
                 must_exist += len(ids)
                 lost += sum(1 for message_id in ids if message_id not in stored)
     doubles = (
-        AuditEvent.objects.filter(tenant_id=tenant.pk, object_type="candidate", action__in=DECISIONS)
+        AuditEvent.objects.filter(tenant_id=tenant.pk, object_type="candidate", action__in=decisions)
         .values("object_id").annotate(n=Count("pk")).filter(n__gt=1).count()
     )
     chain = verify_tenant(tenant.pk)
