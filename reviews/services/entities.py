@@ -201,12 +201,8 @@ def entity_merge(*, tenant: Tenant, source_id: int, target_id: int, actor: Actor
     }
     source.delete()
     events.append(
-        EventDraft(
-            actor=str(actor),
-            action=AuditAction.ENTITY_MERGED,
-            object_type="entity",
-            object_id=target.pk,
-            subject_user_id=subject.user_id,
+        EventDraft.about(
+            "entity", target.pk, AuditAction.ENTITY_MERGED, subject=subject, actor=actor,
             before=before,
             after={"entity": target.ref, "aliases": sorted(target.aliases.values_list("alias", flat=True))},
         )

@@ -333,12 +333,8 @@ def redact_subject_text(*, subject: Subject, pattern: re.Pattern, receipt: Erasu
 def receipt_event(
     *, action: str, subject: Subject, actor: Actor, receipt: ErasureReceipt, reason_code: str = Reason.ERASED
 ) -> EventDraft:
-    return EventDraft(
-        actor=str(actor),
-        action=action,
-        object_type="subject",
-        object_id=subject.pk,
-        subject_user_id=subject.user_id,
+    return EventDraft.about(
+        "subject", subject.pk, action, subject=subject, actor=actor,
         after=receipt.as_dict(),
         reason_code=reason_code,
     )

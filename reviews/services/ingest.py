@@ -341,12 +341,8 @@ def extractions_rerun(*, messages: QuerySet, actor: Actor, enqueue: bool = True)
     by_tenant: dict[int, list[EventDraft]] = {}
     for row in rows:
         by_tenant.setdefault(row.tenant_id, []).append(
-            EventDraft(
-                actor=str(actor),
-                action=AuditAction.MESSAGE_EXTRACTION_RERUN,
-                object_type="message",
-                object_id=row.pk,
-                subject_user_id=row.subject.user_id,
+            EventDraft.about(
+                "message", row.pk, AuditAction.MESSAGE_EXTRACTION_RERUN, subject=row.subject, actor=actor,
                 before={"status": row.extraction_status, "attempts": row.extraction_attempts,
                         "error": row.extraction_error},
                 after={"status": ExtractionStatus.PENDING},
@@ -508,12 +504,8 @@ def _commit_extraction(message: Message, *, result: ExtractionResult, extractor:
         _learn_user_names(subject, result.candidates, results)
     audit.record(
         subject.tenant_id,
-        EventDraft(
-            actor=str(actor),
-            action=AuditAction.MESSAGE_EXTRACTED,
-            object_type="message",
-            object_id=message.pk,
-            subject_user_id=subject.user_id,
+        EventDraft.about(
+            "message", message.pk, AuditAction.MESSAGE_EXTRACTED, subject=subject, actor=actor,
             after={
                 "message_id": message.message_id,
                 "extractor": extractor.name,
@@ -566,12 +558,8 @@ def _record_failure(message: Message, *, error: str, retryable: bool, actor: Act
     )
     audit.record(
         row.tenant_id,
-        EventDraft(
-            actor=str(actor),
-            action=AuditAction.MESSAGE_EXTRACTION_FAILED,
-            object_type="message",
-            object_id=row.pk,
-            subject_user_id=row.subject.user_id,
+        EventDraft.about(
+            "message", row.pk, AuditAction.MESSAGE_EXTRACTION_FAILED, subject=row.subject, actor=actor,
             after={"message_id": row.message_id, "attempts": attempts, "error": error},
         ),
     )

@@ -109,12 +109,8 @@ def portal_link_create(*, tenant: Tenant, user_id: str, actor: Actor, base_url: 
     )
     audit.record(
         tenant.pk,
-        EventDraft(
-            actor=str(actor),
-            action=AuditAction.PORTAL_LINK_CREATED,
-            object_type="portal_link",
-            object_id=link.pk,
-            subject_user_id=subject.user_id,
+        EventDraft.about(
+            "portal_link", link.pk, AuditAction.PORTAL_LINK_CREATED, subject=subject, actor=actor,
             after={"expires_at": expires_at.isoformat()},
         ),
     )
@@ -187,12 +183,8 @@ def _record_refusal(token: str, why: str) -> None:
 
 def _link_event(link: PortalLink, action: str, reason_code: str = "") -> EventDraft:
     """An event of the link's use, by the subject it was made for (whoever holds it acts as them)."""
-    return EventDraft(
-        actor=str(Actor.subject(link.subject.user_id)),
-        action=action,
-        object_type="portal_link",
-        object_id=link.pk,
-        subject_user_id=link.subject.user_id,
+    return EventDraft.about(
+        "portal_link", link.pk, action, subject=link.subject, actor=Actor.subject(link.subject.user_id),
         reason_code=reason_code,
     )
 
@@ -211,12 +203,10 @@ def subject_set_paused(*, tenant: Tenant, user_id: str, paused: bool, actor: Act
     subject.save(update_fields=["collection_paused"])
     audit.record(
         tenant.pk,
-        EventDraft(
-            actor=str(actor),
-            action=AuditAction.SUBJECT_COLLECTION_PAUSED if paused else AuditAction.SUBJECT_COLLECTION_RESUMED,
-            object_type="subject",
-            object_id=subject.pk,
-            subject_user_id=subject.user_id,
+        EventDraft.about(
+            "subject", subject.pk,
+            AuditAction.SUBJECT_COLLECTION_PAUSED if paused else AuditAction.SUBJECT_COLLECTION_RESUMED,
+            subject=subject, actor=actor,
             before={"collection_paused": not paused},
             after={"collection_paused": paused},
         ),
@@ -279,12 +269,8 @@ def fact_contest(*, tenant: Tenant, user_id: str, fact_id: int, actor: Actor, no
         tenant.pk,
         [
             transitions.fact_contest(fact, subject=subject, actor=actor, candidate_id=candidate.pk, note=note, now=now),
-            EventDraft(
-                actor=str(actor),
-                action=AuditAction.CANDIDATE_SUBMITTED,
-                object_type="candidate",
-                object_id=candidate.pk,
-                subject_user_id=subject.user_id,
+            EventDraft.about(
+                "candidate", candidate.pk, AuditAction.CANDIDATE_SUBMITTED, subject=subject, actor=actor,
                 after={**candidate_payload(candidate), "flags": candidate.flags},
                 reason_code=Reason.NEEDS_REVIEW,
             ),
@@ -400,12 +386,8 @@ def subject_export(*, tenant: Tenant, user_id: str, actor: Actor) -> dict:
     }
     audit.record(
         tenant.pk,
-        EventDraft(
-            actor=str(actor),
-            action=AuditAction.SUBJECT_EXPORTED,
-            object_type="subject",
-            object_id=subject.pk,
-            subject_user_id=subject.user_id,
+        EventDraft.about(
+            "subject", subject.pk, AuditAction.SUBJECT_EXPORTED, subject=subject, actor=actor,
             after={
                 "facts": len(document["facts"]),
                 "candidates": len(candidates),
