@@ -90,3 +90,37 @@ def test_after_asking_the_user_the_card_says_it_waits_for_them(review_queue, rev
     card = html.split('id="toast"')[0]
     assert "waiting for alice" in card and "data-waiting" in card
     assert 'data-resolution="take_new"' not in card and 'data-action="approve"' not in card
+
+
+def claim_form_inputs(html: str) -> dict:
+    """The hidden inputs of the claim form's filter copy (#claim-filters), as a dict."""
+    import html as markup
+    import re
+
+    [region] = re.findall(r'<span id="claim-filters"[^>]*>(.*?)</span>', html, flags=re.S)
+    return {name: markup.unescape(value)
+            for name, value in re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', region)}
+
+
+def test_the_claim_form_follows_the_filter_the_htmx_form_swapped_in(review_queue, reviewer):
+    client = signed_in(reviewer)
+    page = client.get(QUEUE).content.decode()
+    assert claim_form_inputs(page) == {"next": QUEUE, "status": "pending_review"}
+    # The filter form swaps #results only; the claim form's copy comes with it out of band.
+    swapped = client.get(QUEUE, {"field": "location", "sort": "newest"}, HTTP_HX_REQUEST="true").content.decode()
+    assert '<span id="claim-filters" data-claim-filters hx-swap-oob="true">' in swapped
+    inputs = claim_form_inputs(swapped)
+    assert (inputs["field"], inputs["sort"]) == ("location", "newest")
+    assert inputs["next"] == f"{QUEUE}?field=location&sort=newest"
+    response = client.post(reverse("reviews:claim"), {**inputs, "count": "5"})
+    assert messages_of(response)[0].startswith("Claimed 1 items")
+    assert list(Candidate.objects.exclude(claimed_by="").values_list("pk", flat=True)) == [review_queue.evidence.pk]
+    assert response["Location"] == f"{QUEUE}?field=location&sort=newest"
+
+
+def test_a_full_page_and_a_reader_get_no_out_of_band_copy(review_queue, reviewer, auditor):
+    page = signed_in(reviewer).get(QUEUE, {"field": "location"}).content.decode()
+    assert page.count('id="claim-filters"') == 1 and "hx-swap-oob" not in page.split('id="claim-filters"')[1][:40]
+    assert claim_form_inputs(page)["field"] == "location"
+    read_only = signed_in(auditor).get(QUEUE, {"field": "location"}, HTTP_HX_REQUEST="true").content.decode()
+    assert 'id="claim-filters"' not in read_only
