@@ -801,7 +801,9 @@ def _fact_undone(fact: Fact, found: dict | None, *, candidate: Candidate, subjec
     before = {**fact_payload(fact), "status": fact.status}
     action = transitions.fact_decision_undone(fact, back_to=found["status"] if found is not None else None)
     if found is None:
-        fact.updated_at = now
+        # A tombstone, like every deleted fact, keeps no value: it stays in the candidate,
+        # back in review, and in the fact's version history.
+        fact.value, fact.evidence, fact.updated_at = "", "", now
     else:
         for name, value in _restored({k: v for k, v in found.items() if k != "version"}).items():
             setattr(fact, name, value)
@@ -832,7 +834,7 @@ def candidate_undo(*, tenant: Tenant, candidate_id: int, actor: Actor) -> Candid
     2. Refuse (InvalidTransition, ``undo`` detail) when there is none, when it is older
        than UNDO_SECONDS, or when anything moved the candidate or a fact it changed since.
     3. Restore each fact the decision changed: a fact it created leaves publication
-       (status deleted; rows are never removed), a fact it changed gets its former value,
+       (status deleted, value emptied; rows are never removed), a fact it changed gets its former value,
        source and status back as its next version (a contest it upheld or closed is
        contested again).
     4. Reopen the candidates it superseded, lift the suppression it added, restore the

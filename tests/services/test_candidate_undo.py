@@ -77,12 +77,26 @@ class TestUndoApprove:
         assert restored.version == approved.version + 1
         fact.refresh_from_db()
         assert fact.status == FactStatus.DELETED  # the row stays: a fact row is never removed
+        assert (fact.value, fact.evidence) == ("", "")  # a tombstone keeps no value, like any deleted fact
         assert "location" not in (user_item(store, "alice") or {"facts": {}})["facts"]
         [event] = audit_of(tenant, "candidate.decision_undone")
         assert event.actor == f"reviewer:{reviewer.pk}"
         assert payload(event).before["status"] == "approved" and payload(event).after["status"] == "pending_review"
         [fact_event] = audit_of(tenant, "fact.decision_undone")
         assert fact_event.object_id == str(fact.pk) and payload(fact_event).after["status"] == "deleted"
+
+    def test_the_item_can_be_approved_again_after_the_undo(
+        self, tenant, reviewer, store, django_capture_on_commit_callbacks  # noqa: F811
+    ):
+        item = pending(tenant)
+        approve_as(reviewer, item)
+        undo(reviewer, item)
+        committed()
+        with django_capture_on_commit_callbacks(execute=True):
+            again = approve_as(reviewer, Candidate.objects.get(pk=item.pk))
+        fact = Fact.objects.get(pk=again.fact_id)
+        assert (fact.status, fact.value) == (FactStatus.ACTIVE, "Berlin")
+        assert user_item(store, "alice")["facts"]["location"]["value"] == "Berlin"
 
     def test_a_changed_fact_gets_its_former_value_back_as_its_next_version(
         self, tenant, reviewer, store, django_capture_on_commit_callbacks  # noqa: F811
