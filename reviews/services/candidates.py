@@ -758,9 +758,10 @@ def _keep_for_undo(
     if actor.kind not in UNDOABLE_ACTOR_KINDS:
         return
     found = snapshot["facts"]
+    rows = _touchable_facts(candidate, subject)
     left = {
         str(row.pk): [row.status, row.version]
-        for row in _touchable_facts(candidate, subject)
+        for row in rows
         if (fact is not None and row.pk == fact.pk)
         or str(row.pk) not in found
         or [row.status, row.version] != [found[str(row.pk)]["status"], found[str(row.pk)]["version"]]
@@ -773,13 +774,21 @@ def _keep_for_undo(
         candidate_version=candidate.version,
         fact_id=fact.pk if fact is not None else None,
         fact_version=fact.version if fact is not None else None,
-        before={**snapshot, "left": left},
+        # "slot": every fact the item could touch as the decision left it, so that a value
+        # published beside it meanwhile (a colleague's approval in the same slot) also counts
+        # as the item having moved: restoring a rejected contest next to it would reopen a
+        # question someone has since answered.
+        before={**snapshot, "left": left, "slot": _facts_as_left(rows)},
         decided_at=candidate.decided_at,
     )
 
 
-def undo_refusal(undo: DecisionUndo | None, candidate: Candidate, *, now) -> str | None:
-    """Why this decision can no longer be undone, or None when it can."""
+def _facts_as_left(rows) -> dict[str, list]:
+    return {str(row.pk): [row.status, row.version] for row in rows}
+
+
+def undo_refusal(undo: DecisionUndo | None, candidate: Candidate, *, subject: Subject, now) -> str | None:
+    """Why this decision can no longer be undone, or None when it can (under ``subject``'s lock)."""
     if undo is None or undo.undone_at is not None:
         return UndoRefused.NOTHING
     if (now - undo.decided_at).total_seconds() > UNDO_SECONDS:
@@ -792,6 +801,9 @@ def undo_refusal(undo: DecisionUndo | None, candidate: Candidate, *, now) -> str
         for pk, status, version in Fact.objects.filter(pk__in=[int(pk) for pk in left]).values_list("pk", "status", "version")
     }
     if now_there != left:
+        return UndoRefused.MOVED
+    # Decisions kept before the slot was recorded are judged by what they changed alone.
+    if "slot" in undo.before and _facts_as_left(_touchable_facts(candidate, subject)) != undo.before["slot"]:
         return UndoRefused.MOVED
     return None
 
@@ -843,7 +855,7 @@ def candidate_undo(*, tenant: Tenant, candidate_id: int, actor: Actor) -> Candid
     candidate, subject = _locked_candidate(tenant=tenant, candidate_id=candidate_id, user_id=None)
     now = timezone.now()
     undo = DecisionUndo.objects.filter(candidate=candidate, actor=str(actor)).order_by("-decided_at", "-pk").first()
-    refusal = undo_refusal(undo, candidate, now=now)
+    refusal = undo_refusal(undo, candidate, subject=subject, now=now)
     if refusal is not None:
         raise InvalidTransition("This decision can no longer be undone.", details={"undo": refusal, "status": candidate.status})
     before = undo.before

@@ -13,6 +13,7 @@ from reviews.errors import InvalidTransition
 from django.db import connection
 
 from reviews.models import AuditEvent, AuditPayload, Candidate, Fact, FactStatus, SuppressedValue
+from reviews.services.portal import fact_contest
 from reviews.services.candidates import (
     UNDO_SECONDS,
     UndoRefused,
@@ -158,6 +159,138 @@ class TestUndoRejectAndDefer:
         for item in items:
             assert undo(reviewer, item).status == "pending_review"
         assert Fact.objects.filter(tenant=tenant, status=FactStatus.ACTIVE).count() == 0
+
+
+# --- A contest: the subject sent a reviewer's fact back to review --------------------------------
+
+ALICE = Actor.subject("alice")
+_FACT_FIELDS = ("status", "value", "value_digest", "confidence", "source", "evidence", "provenance", "expires_at",
+                "approved_by", "updated_at")
+_CANDIDATE_FIELDS = ("status", "reason", "note", "value", "flags", "has_conflict", "conflict_fact_id", "decided_by",
+                     "decided_at", "fact_id")
+
+
+def fact_state(fact_id):
+    return Fact.objects.filter(pk=fact_id).values(*_FACT_FIELDS).get()
+
+
+def candidate_state(candidate_id):
+    return Candidate.objects.filter(pk=candidate_id).values(*_CANDIDATE_FIELDS).get()
+
+
+@pytest.fixture
+def contest(tenant, reviewer, store, django_capture_on_commit_callbacks):  # noqa: F811
+    """alice's role, approved by a reviewer and published, then contested by alice: the
+    contest candidate waits for review and the fact is out of the projection."""
+    item = pending(tenant, field="role", value="data engineer", evidence="I work as a data engineer")
+    with django_capture_on_commit_callbacks(execute=True):
+        approve_as(reviewer, item)
+    committed()
+    fact_id = Candidate.objects.get(pk=item.pk).fact_id
+    assert user_item(store, "alice")["facts"]["role"]["value"] == "data engineer"
+    with django_capture_on_commit_callbacks(execute=True):
+        contested = fact_contest(tenant=tenant, user_id="alice", fact_id=fact_id, actor=ALICE, note="I left that job")
+    committed()
+    assert contested.status == "pending_review" and "contested" in contested.flags
+    assert Fact.objects.get(pk=fact_id).status == FactStatus.CONTESTED
+    return contested
+
+
+def projected_role(store):  # noqa: F811
+    return ((user_item(store, "alice") or {}).get("facts") or {}).get("role")
+
+
+class TestUndoContest:
+    """Undo of a decision on a contested item puts the contest back exactly as it was: the
+    candidate waiting for review with the subject's note, the fact contested with its value,
+    out of publication, and nothing suppressed that was not before."""
+
+    def _decide_then_undo(self, reviewer, contest, store, capture, decide, *, published):  # noqa: F811
+        """Decide, check what the projection shows meanwhile (``published``: the role's
+        value, or None), undo, and compare everything with the moment before deciding."""
+        fact_before, candidate_before = fact_state(contest.conflict_fact_id), candidate_state(contest.pk)
+        projected_before = projected_role(store)
+        suppressed_before = SuppressedValue.objects.filter(subject=contest.subject).count()
+        with capture(execute=True):
+            decide()
+        committed()
+        assert (projected_role(store) or {}).get("value") == published
+        decided = fact_state(contest.conflict_fact_id)
+        with capture(execute=True):
+            restored = undo(reviewer, contest)
+        committed()
+        assert fact_state(contest.conflict_fact_id) == fact_before
+        assert candidate_state(contest.pk) == candidate_before
+        assert restored.version == contest.version + 2  # decided, then undone: a held screen is stale
+        assert projected_role(store) == projected_before is None
+        assert SuppressedValue.objects.filter(subject=contest.subject).count() == suppressed_before
+        return decided
+
+    def test_upholding_it_unpublishes_the_fact_again(
+        self, tenant, reviewer, contest, store, django_capture_on_commit_callbacks  # noqa: F811
+    ):
+        decided = self._decide_then_undo(reviewer, contest, store, django_capture_on_commit_callbacks,
+                                         lambda: approve_as(reviewer, contest), published="data engineer")
+        assert decided["status"] == FactStatus.ACTIVE
+        fact = Fact.objects.get(pk=contest.conflict_fact_id)
+        assert fact.status == FactStatus.CONTESTED and fact.value == "data engineer"
+        [fact_event] = audit_of(tenant, "fact.decision_undone")
+        assert payload(fact_event).before["status"] == "active" and payload(fact_event).after["status"] == "contested"
+
+    def test_a_correction_of_it_gives_the_fact_its_contested_value_back(
+        self, tenant, reviewer, contest, store, django_capture_on_commit_callbacks  # noqa: F811
+    ):
+        decided = self._decide_then_undo(reviewer, contest, store, django_capture_on_commit_callbacks,
+                                         lambda: approve_as(reviewer, contest, value="product manager"),
+                                         published="product manager")
+        assert decided["value"] == "product manager"
+        fact = Fact.objects.get(pk=contest.conflict_fact_id)
+        assert (fact.status, fact.value) == (FactStatus.CONTESTED, "data engineer")
+        assert fact.versions.get(version=fact.version).reason == "undo"
+
+    def test_agreeing_with_the_subject_is_taken_back_value_and_suppression_included(
+        self, tenant, reviewer, contest, store, django_capture_on_commit_callbacks  # noqa: F811
+    ):
+        def agree():
+            candidate_reject(tenant=tenant, candidate_id=contest.pk, version=contest.version, note="subject is right",
+                             actor=Actor.reviewer(reviewer))
+            assert SuppressedValue.objects.filter(subject=contest.subject).count() == 1
+
+        decided = self._decide_then_undo(reviewer, contest, store, django_capture_on_commit_callbacks, agree,
+                                         published=None)
+        assert (decided["status"], decided["value"]) == (FactStatus.DELETED, "")  # the contest closed it, emptied
+        fact = Fact.objects.get(pk=contest.conflict_fact_id)
+        assert (fact.status, fact.value) == (FactStatus.CONTESTED, "data engineer")
+        assert Candidate.objects.get(pk=contest.pk).note == "I left that job"  # the subject's words, not the reason
+
+    def test_it_is_refused_after_thirty_seconds(self, tenant, reviewer, contest):
+        approve_as(reviewer, contest)
+        with time_machine.travel(timezone.now() + timedelta(seconds=UNDO_SECONDS + 1)):
+            assert refusal(reviewer, contest) == UndoRefused.EXPIRED
+        assert Fact.objects.get(pk=contest.conflict_fact_id).status == FactStatus.ACTIVE
+        assert Candidate.objects.get(pk=contest.pk).status == "approved"
+        assert not audit_of(tenant, "candidate.decision_undone")
+
+    def test_it_is_refused_once_the_subject_contested_the_fact_again(self, tenant, reviewer, contest):
+        approve_as(reviewer, contest)
+        again = fact_contest(tenant=tenant, user_id="alice", fact_id=contest.conflict_fact_id, actor=ALICE)
+        assert refusal(reviewer, contest) == UndoRefused.MOVED
+        assert Fact.objects.get(pk=contest.conflict_fact_id).status == FactStatus.CONTESTED  # by the new contest
+        assert Candidate.objects.get(pk=contest.pk).status == "approved"
+        assert Candidate.objects.get(pk=again.pk).status == "pending_review"
+
+    def test_it_is_refused_once_a_colleague_published_another_value_in_the_slot(
+        self, tenant, reviewer, second_reviewer, contest
+    ):
+        # The rejection left the contested fact as it was; the new value is a fact beside it.
+        candidate_reject(tenant=tenant, candidate_id=contest.pk, version=contest.version, note="subject is right",
+                         actor=Actor.reviewer(reviewer))
+        newer = pending(tenant, field="role", value="product manager")
+        approve_as(second_reviewer, newer)
+        assert refusal(reviewer, contest) == UndoRefused.MOVED
+        assert Fact.objects.get(pk=contest.conflict_fact_id).status == FactStatus.DELETED
+        assert list(Fact.objects.filter(subject=contest.subject, field="role", status="active")
+                    .values_list("value", flat=True)) == ["product manager"]
 
 
 class TestUndoRefused:
