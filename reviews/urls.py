@@ -2,6 +2,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from .api import converters  # noqa: F401 - registers the path converters
 from .views import auditor, dry_runs, home, reviewer, stats, tenant_admin
 from .views import recall as recall_views
 
@@ -48,7 +49,7 @@ urlpatterns = [
     path("tenant/extractor/change", tenant_admin.extractor_change, name="tenant-extractor-change"),
     path("tenant/keys/", tenant_admin.keys_page, name="tenant-keys"),
     path("tenant/keys/create", tenant_admin.key_create, name="tenant-key-create"),
-    path("tenant/keys/<str:prefix>/revoke", tenant_admin.key_revoke, name="tenant-key-revoke"),
+    path("tenant/keys/<key_prefix:prefix>/revoke", tenant_admin.key_revoke, name="tenant-key-revoke"),
     path("tenant/staff/", tenant_admin.staff_page, name="tenant-staff"),
     path("tenant/staff/add", tenant_admin.staff_add, name="tenant-staff-add"),
     path("tenant/staff/<int:user_id>/role", tenant_admin.staff_role, name="tenant-staff-role"),

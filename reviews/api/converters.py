@@ -1,4 +1,8 @@
-"""Path converters of the API's routes."""
+"""Path converters of the API's routes (and the pages naming the same things), registered
+here once, whichever urls module is imported first."""
+from django.urls import register_converter
+
+from ..services.tenants import KEY_PREFIX_PATTERN
 
 
 class IdentifierConverter:
@@ -19,3 +23,20 @@ class IdentifierConverter:
 
     def to_url(self, value: str) -> str:
         return value
+
+
+class KeyPrefixConverter:
+    """An API key's prefix. Anything else names no key: it is not routed (a 404), instead of
+    reaching the database, which refuses some text outright (a NUL is a 500 there)."""
+
+    regex = KEY_PREFIX_PATTERN
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(IdentifierConverter, "identifier")
+register_converter(KeyPrefixConverter, "key_prefix")

@@ -1,9 +1,9 @@
 """API v1 routes (SPEC §7). Each area adds its operations here."""
-from django.urls import path, register_converter
+from django.urls import path
 
+from . import converters  # noqa: F401 - registers the path converters
 from .audit import AuditEventsApi, AuditExportApi
 from .candidates import CandidateSubmitApi
-from .converters import IdentifierConverter
 from .index import api_index
 from .keys import ApiKeyCreateApi, ApiKeyRevokeApi
 from .messages import MessagesIngestApi
@@ -11,8 +11,6 @@ from .portal_link import PortalLinkCreateApi
 from .recall import RecallApi
 from .review import ReviewApproveApi, ReviewDeferApi, ReviewQueueApi, ReviewRejectApi
 from .users import UserFactDeleteApi, UserFactsApi
-
-register_converter(IdentifierConverter, "identifier")
 
 urlpatterns = [
     path("", api_index, name="index"),
@@ -29,5 +27,5 @@ urlpatterns = [
     path("audit/export", AuditExportApi.as_view(), name="audit-export"),
     path("audit/events", AuditEventsApi.as_view(), name="audit-events"),
     path("keys", ApiKeyCreateApi.as_view(), name="keys-create"),
-    path("keys/<str:prefix>", ApiKeyRevokeApi.as_view(), name="keys-revoke"),
+    path("keys/<key_prefix:prefix>", ApiKeyRevokeApi.as_view(), name="keys-revoke"),
 ]

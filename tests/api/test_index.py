@@ -15,7 +15,7 @@ def test_the_api_index_lists_every_operation(client, db):
     routes = set()
     for operation in body["operations"]:
         path = operation["path"].removeprefix("http://testserver")
-        path = path.replace("{user_id}", "u-1").replace("{id}", "1").replace("{prefix}", "p")
+        path = path.replace("{user_id}", "u-1").replace("{id}", "1").replace("{prefix}", "abcd1234")
         match = resolve(path)
         assert match.namespace == "api" and match.url_name != "index", operation
         assert operation["method"].lower() in match.func.view_class.http_method_names

@@ -80,6 +80,18 @@ def test_another_tenants_key_is_not_found(admin_client_key, outsider_client, oth
     assert outsider_client.get("/api/v1/recall", {"user_id": "u1"}).status_code == 200
 
 
+@pytest.mark.parametrize(
+    "prefix", ["ab%00cd12", "%00", "%ED%A0%80", "%01%1B%5B31m", "x" * 10_000, "ABCD1234", "9" * 40, "abcd1234%2F.."]
+)
+def test_a_prefix_no_key_can_have_is_not_found_and_revokes_nothing(admin_client_key, ingest_client, tenant, prefix):
+    """A NUL reached the key lookup and PostgreSQL refused the query (a 500); only a
+    prefix's own shape is routed now."""
+    assert_error(admin_client_key.delete(f"{URL}/{prefix}"), 404, "not_found")
+    assert not ApiKey.objects.filter(tenant=tenant, revoked_at__isnull=False).exists()
+    assert not events(tenant, AuditAction.API_KEY_REVOKED)
+    assert ingest_client.post_json("/api/v1/messages", {"messages": []}).status_code == 400  # still a live key
+
+
 def test_the_schema_documents_both_operations(client, db):
     paths = client.get("/api/schema/?format=json").json()["paths"]
     assert "post" in paths["/api/v1/keys"] and "delete" in paths["/api/v1/keys/{prefix}"]

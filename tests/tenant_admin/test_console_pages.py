@@ -122,6 +122,14 @@ def test_another_tenants_key_cannot_be_revoked(admin, other_tenant):
     assert key.prefix not in admin.get("/tenant/keys/").content.decode()
 
 
+@pytest.mark.parametrize("prefix", ["ab%00cd12", "%ED%A0%80", "x" * 10_000])
+def test_a_prefix_no_key_can_have_is_not_found(admin, tenant, prefix):
+    """A NUL in the path reached the key lookup, which PostgreSQL refused (a 500)."""
+    key, _ = api_key_create(tenant=tenant, scopes=[Scope.RECALL])
+    assert admin.post(f"/tenant/keys/{prefix}/revoke", {"step": "save"}).status_code == 404
+    assert ApiKey.objects.get(pk=key.pk).revoked_at is None and not events(tenant, "api_key.revoked")
+
+
 def test_key_names_are_escaped(admin, tenant):
     api_key_create(tenant=tenant, scopes=[Scope.RECALL], name="<script>alert(1)</script>")
     page = admin.get("/tenant/keys/").content.decode()
