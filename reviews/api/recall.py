@@ -46,18 +46,6 @@ class ExcludedFactSerializer(serializers.Serializer):
     )
 
 
-class ApiErrorDetailSerializer(serializers.Serializer):
-    code = serializers.CharField()
-    message = serializers.CharField()
-    details = serializers.DictField()
-
-
-class ApiErrorSerializer(serializers.Serializer):
-    """SPEC §7's error shape."""
-
-    error = ApiErrorDetailSerializer()
-
-
 class RecallApi(ApiView):
     """The subject's published facts an agent may receive (SPEC §5), best first.
 
@@ -102,13 +90,7 @@ class RecallApi(ApiView):
 
     @extend_schema(
         parameters=[InputSerializer],
-        responses={
-            200: OutputSerializer,
-            400: ApiErrorSerializer,
-            401: ApiErrorSerializer,
-            403: ApiErrorSerializer,
-            429: ApiErrorSerializer,
-        },
+        responses={200: OutputSerializer},
         summary="Recall a subject's published facts",
     )
     def get(self, request):

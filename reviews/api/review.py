@@ -19,7 +19,7 @@ from ..selectors import (
     review_queue_page,
 )
 from ..services.candidates import candidate_approve, candidate_defer, candidate_reject
-from .base import ApiView, StrictSerializer, next_page_url
+from .base import ApiErrorSerializer, ApiView, StrictSerializer, next_page_url
 from .fields import FloatField, IdentifierField, IntegerField
 
 
@@ -205,7 +205,12 @@ class ReviewDeferApi(ReviewDecisionApi):
 def _document(view, summary: str) -> None:
     """The OpenAPI entry of a decision endpoint (after the class: it names the nested serializer)."""
     extend_schema_view(
-        post=extend_schema(request=view.InputSerializer, responses={200: ReviewCandidateSerializer}, summary=summary)
+        post=extend_schema(
+            request=view.InputSerializer,
+            # 409: the version is stale, or the candidate was already decided
+            responses={200: ReviewCandidateSerializer, 409: ApiErrorSerializer},
+            summary=summary,
+        )
     )(view)
 
 

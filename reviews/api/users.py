@@ -16,9 +16,6 @@ from ..services.erasure import fact_erase, facts_delete
 from ..subject_selectors import subject_facts_with_history
 from .base import ApiView, StrictSerializer
 from .fields import IdentifierField
-from .recall import ApiErrorSerializer
-
-ERRORS = {code: ApiErrorSerializer for code in (400, 401, 403, 404, 429)}
 
 
 class FactVersionSerializer(serializers.Serializer):
@@ -104,7 +101,7 @@ class UserFactsApi(ApiView):
 
     @extend_schema(
         operation_id="users_facts_list",
-        responses={200: ListOutputSerializer, **ERRORS},
+        responses={200: ListOutputSerializer},
         summary="Every fact of a subject, with history",
     )
     def get(self, request, user_id: str):
@@ -115,7 +112,7 @@ class UserFactsApi(ApiView):
     @extend_schema(
         operation_id="users_facts_delete",
         parameters=[DeleteInputSerializer],
-        responses={200: ReceiptSerializer, **ERRORS},
+        responses={200: ReceiptSerializer},
         summary="Delete a subject's facts by thread, entity or field; without filters, erase the subject",
     )
     def delete(self, request, user_id: str):
@@ -133,7 +130,7 @@ class UserFactDeleteApi(ApiView):
 
     @extend_schema(
         operation_id="users_fact_delete",
-        responses={200: ReceiptSerializer, **ERRORS},
+        responses={200: ReceiptSerializer},
         summary="Delete one fact of a subject",
     )
     def delete(self, request, user_id: str, fact_id: int):
