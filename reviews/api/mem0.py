@@ -170,8 +170,12 @@ class IdentityFilters(serializers.Serializer):
     def to_internal_value(self, data):
         if not isinstance(data, dict):
             raise serializers.ValidationError("Expected an object.")
+        conditions = data.get("AND") or []
+        if not isinstance(conditions, list):
+            # A number here was iterated and raised a TypeError (a 500).
+            raise serializers.ValidationError({"AND": ["Expected a list of conditions."]})
         flat = {}
-        for item in [data, *(data.get("AND") or [])]:
+        for item in [data, *conditions]:
             if isinstance(item, dict):
                 flat.update({key: value for key, value in item.items() if key in ("user_id", "run_id")})
         for key, value in flat.items():

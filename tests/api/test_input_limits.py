@@ -128,6 +128,26 @@ def test_mem0_search_refuses_a_top_k_of_true(tenant, make_client):
     assert "top_k" in json.dumps(response.json()["error"]["details"])
 
 
+@pytest.mark.parametrize("conditions", [5, 1.5, True, "u1", {"user_id": "u1"}])
+@pytest.mark.parametrize(
+    "path, body",
+    [
+        ("/compat/mem0/v3/memories/", {}),
+        ("/compat/mem0/v3/memories/search/", {"query": "x"}),
+        ("/compat/mem0/v3/memories/add/", {"messages": [{"role": "user", "content": "hi"}]}),
+    ],
+)
+def test_mem0_filters_whose_and_is_not_a_list_are_refused(every_scope, tenant, publish, path, body, conditions):
+    """A number under ``filters.AND`` was iterated and raised a TypeError (a 500)."""
+    publish(tenant, "u1", field="name", value="Alice")
+    before = dump_all_tables()
+
+    error = assert_error(every_scope.post_json(path, {**body, "filters": {"user_id": "u1", "AND": conditions}}), 400, "invalid")
+
+    assert "AND" in error["details"]["filters"]
+    assert dump_all_tables() == before
+
+
 def _views():
     """Every view class the URLconf routes to."""
     def walk(patterns):
