@@ -168,6 +168,14 @@ class Candidate(models.Model):
                 condition=Q(status__in=list(OPEN_CANDIDATE_STATUSES)),
             ),
             models.Index(fields=["tenant", "status", "created_at", "id"], name="candidate_status_queue"),
+            # A reviewer's own live claims (renewed on every queue page and decision, counted in
+            # the headline, listed by "claimed by you"): an index probe instead of a walk over
+            # every open item. Decided items keep their holder's name, so only open rows count.
+            models.Index(
+                fields=["tenant", "claimed_by", "claim_expires_at"],
+                name="candidate_open_claims",
+                condition=Q(status__in=list(OPEN_CANDIDATE_STATUSES)) & ~Q(claimed_by=""),
+            ),
             models.Index(fields=["subject", "status"], name="candidate_subject_status"),
             models.Index(fields=["extractor", "prompt_version"], name="candidate_extractor"),
         ]

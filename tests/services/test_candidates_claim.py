@@ -4,13 +4,14 @@ from datetime import timedelta
 
 import pytest
 import time_machine
+from django.db import connection, transaction
 from django.utils import timezone
 
 from reviews.actors import Actor
 from reviews.errors import InvalidInput
-from reviews.models import AuditEvent, AuditPayload, Candidate
-from reviews.selectors import QueueClaims, QueueFilters, review_queue_page
-from reviews.services.claims import candidates_claim, candidates_claims_renew, candidates_release
+from reviews.models import AuditEvent, AuditPayload, Candidate, CandidateStatus
+from reviews.selectors import QueueClaims, QueueFilters, queue_filtered, review_queue_page
+from reviews.services.claims import _live, candidates_claim, candidates_claims_renew, candidates_release
 from tests.conftest import candidate
 from tests.review.conftest import propose
 
@@ -117,3 +118,28 @@ def test_two_reviewers_claiming_at_the_same_moment_never_share_an_item(tenant, r
     assert not set(first) & set(second)
     assert len(first) + len(second) == 30  # 36 asked for, 30 exist: every item went to exactly one
     assert main_connection.vendor == "postgresql"
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="index choice is PostgreSQL's")
+def test_a_reviewers_own_claims_are_found_through_their_index(tenant, reviewer, second_reviewer):
+    """Each queue page renews the viewer's claims and counts them, and "claimed by you" lists
+    them: without the partial index on (tenant, claimed_by, expiry) each of these walks every
+    open item (a million in bench/review_queue.py), with it they are a probe of a few rows."""
+    seed(tenant, 40)
+    me = Actor.reviewer(reviewer)
+    candidates_claim(tenant=tenant, actor=me, count=3)
+    candidates_claim(tenant=tenant, actor=Actor.reviewer(second_reviewer), count=5)
+    now = timezone.now()
+    mine = QueueFilters(claims=QueueClaims.MINE)
+    reads = {
+        "renewal": _live(me, now).filter(tenant=tenant),
+        "claimed by you": queue_filtered(tenant=tenant, filters=mine, viewer=str(me), now=now).filter(
+            status=CandidateStatus.PENDING_REVIEW
+        ),
+    }
+    with transaction.atomic(), connection.cursor() as cursor:
+        # A table this small is read whole whatever the indexes; forbid that to see the choice.
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        plans = {name: queryset.explain() for name, queryset in reads.items()}
+    for name, plan in plans.items():
+        assert "candidate_open_claims" in plan, f"{name}: {plan}"
