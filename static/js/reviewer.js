@@ -7,6 +7,9 @@
 
   var current = null;
   var toastTimer = null;
+  // The item decided last on the loaded pages while "More" fetches the next one: when it
+  // arrives, the focus goes on to its first open item, as after any other decision.
+  var continueAfter = null;
 
   function items() {
     return Array.prototype.slice.call(document.querySelectorAll("[data-item]"));
@@ -254,7 +257,20 @@
     if (swapped && swapped.matches("[data-item]")) {
       var done = swapped.dataset.outcome === "success";
       var undone = detail.requestConfig.path && /\/undo$/.test(detail.requestConfig.path);
-      focusItem(done && !undone ? nextOpenAfter(swapped) || swapped : swapped);
+      var next = done && !undone ? nextOpenAfter(swapped) : null;
+      var more = done && !undone && !next ? document.querySelector("[data-more]") : null;
+      focusItem(next || swapped);
+      if (more) {
+        // The last open item on screen was decided: fetch the next page rather than leave the
+        // reviewer on a decided line (one key per approval, page after page).
+        continueAfter = swapped;
+        more.click();
+      }
+    } else if (continueAfter && detail.target && detail.target.matches && detail.target.matches(".more")) {
+      // Unless the reviewer has moved elsewhere meanwhile.
+      var following = current === continueAfter ? nextOpenAfter(continueAfter) : null;
+      continueAfter = null;
+      if (following) focusItem(following);
     } else if (!document.body.contains(current)) {
       current = null;
       currentItem();

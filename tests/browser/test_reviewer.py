@@ -111,6 +111,30 @@ def test_edit_then_approve_and_reject_with_a_reason(page, login, review_queue, r
     assert (item.status, item.note) == ("rejected", "not their employer")
 
 
+def test_approving_the_last_item_on_the_page_brings_the_next_page_and_focuses_its_first(page, login, tenant, reviewer):
+    # One key per plain approval holds across pages: deciding the last open item on screen
+    # fetches "More" and focuses the first item it brings (it once stayed on the decided line,
+    # two more key presses before the next approval).
+    from reviews.views.reviewer import QUEUE_PAGE_SIZE_HTML
+
+    values = [candidate(field="preference", value=f"topic {i}") for i in range(QUEUE_PAGE_SIZE_HTML + 2)]
+    items = propose(tenant, "bob", *values)
+    login("rita")
+    expect(page.locator("[data-item]")).to_have_count(QUEUE_PAGE_SIZE_HTML)
+    for _ in range(QUEUE_PAGE_SIZE_HTML - 1):
+        page.keyboard.press("j")
+    last, following = items[QUEUE_PAGE_SIZE_HTML - 1], items[QUEUE_PAGE_SIZE_HTML]
+    expect(article(page, last)).to_have_attribute("aria-current", "true")
+    page.keyboard.press("a")
+    expect(article(page, following)).to_be_focused()
+    expect(article(page, following)).to_have_attribute("aria-current", "true")
+    assert status_of(last) == "approved"
+    page.keyboard.press("a")  # and the next approval is again one key
+    expect(article(page, items[QUEUE_PAGE_SIZE_HTML + 1])).to_be_focused()
+    assert [status_of(item) for item in items[QUEUE_PAGE_SIZE_HTML - 1:]] == ["approved", "approved", "pending_review"]
+    assert status_of(items[0]) == "pending_review"
+
+
 def test_defer_and_bulk_approve_a_selection(page, login, tenant, review_queue, reviewer):
     extra = propose(tenant, "bob", candidate(field="preference", value="tea"), candidate(field="preference", value="jazz"))
     login("rita")
