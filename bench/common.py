@@ -2,6 +2,11 @@
 from __future__ import annotations
 
 import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
 
 # The benchmarks run as production does (DJANGO_DEBUG=0) but speak plain HTTP to their own
 # loopback servers and test clients: no redirect to HTTPS (servers they start inherit this).
@@ -26,3 +31,33 @@ def publish_tasks_to(broker: str) -> None:
     from memory_portal.celery import app
 
     app.conf.broker_url, app.conf.task_always_eager = broker, False
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_until(check, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.2)
+    raise SystemExit(f"timed out waiting for {what}")
+
+
+def start(command: list[str], env: dict, log: Path, cwd: Path) -> subprocess.Popen:
+    """A server of the benchmark's own, in its own process group so that stop() ends all of it."""
+    return subprocess.Popen(command, cwd=cwd, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
+                            start_new_session=True)
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)

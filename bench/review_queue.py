@@ -8,10 +8,18 @@ in-process, the first and the 200th page of the queue with and without filters:
   (the candidates, the source messages and their neighbours, the current facts, the schema);
 * ``view``: the whole page through Django's test client (session, auth, rendering).
 
-    python bench/review_queue.py [--database-url URL] [--iterations 200] [--reseed] [--gc-freeze]
+    python bench/review_queue.py [--candidates 1000000] [--iterations 200] [--cases TEXT] [--reseed] [--gc-freeze]
+    python bench/review_queue.py --candidates 20000 --iterations 20      # a quick check
 
-Issue 13 adds search (``q``), the sorts, the contested flag, colleagues' live claims (five
-colleagues hold 250 of the oldest items while every case runs) and claiming itself.
+The seeded database is reused while it holds the asked number of candidates (``--reseed``
+seeds it again); each size has its own database, so a quick check never costs the big seed.
+
+Issue 13 adds search (``q``: trigram indexes on PostgreSQL), the sorts, the contested flag,
+and claims as a team leaves them: before the cases run, eight colleagues and the measured
+reviewer each claim items through ``candidates_claim`` (live leases on about 1,000 items
+spread over several filters), and one waiting item in twenty carries a lease that expired
+earlier in the day. The cases then read past colleagues' claims (the default pool view),
+the reviewer's own claims (``claims=mine``), everyone's (``claims=all``), and claiming itself.
 
 Target (issues 4 and 13): median under 50 ms and p99 under 150 ms.
 """
@@ -31,7 +39,8 @@ from bench.common import ensure_database  # noqa: E402
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_portal.settings")
 
-DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/memory_portal_bench_queue"
+DEFAULT_SERVER = "postgres://postgres@127.0.0.1:5432"
+DEFAULT_NAME = "memory_portal_bench_queue"
 TENANT = "bench-queue"
 SUBJECTS = 1_000
 CANDIDATES = 1_000_000
@@ -65,11 +74,13 @@ SEED_SQL = [
     # 20 threads of 10 messages per subject.
     """
     INSERT INTO reviews_message (tenant_id, subject_id, message_id, thread_id, role, content, created_at,
-                                 received_at, extraction_status, extraction_attempts, extraction_error, extracted_at)
+                                 received_at, extraction_status, extraction_attempts, extraction_error, extracted_at,
+                                 extraction_dropped, extractor, prompt_version)
     SELECT %(tenant)s, subj.id, subj.user_id || '-t' || t || '-m' || m, subj.user_id || '-t' || t,
            CASE WHEN m %% 2 = 0 THEN 'assistant' ELSE 'user' END,
            'In thread ' || t || ', message ' || m || ': I really like topic ' || (t * 10 + m) || ', by the way.',
-           now() - interval '40 days' + t * interval '1 day' + m * interval '1 minute', now(), 'done', 1, '', now()
+           now() - interval '40 days' + t * interval '1 day' + m * interval '1 minute', now(), 'done', 1, '', now(),
+           0, 'rules', 'v1'
     FROM reviews_subject subj, generate_series(1, 20) t, generate_series(1, 10) m
     WHERE subj.tenant_id = %(tenant)s
     """,
@@ -139,10 +150,10 @@ SEED_SQL = [
 ]
 
 
-def seed(tenant) -> None:
+def seed(tenant, candidates: int) -> None:
     from django.db import connection, transaction
 
-    params = {"tenant": tenant.pk, "subjects": SUBJECTS, "candidates": CANDIDATES}
+    params = {"tenant": tenant.pk, "subjects": SUBJECTS, "candidates": candidates}
     started = time.perf_counter()
     with transaction.atomic(), connection.cursor() as cursor:
         for statement in SEED_SQL:
@@ -154,10 +165,10 @@ def seed(tenant) -> None:
         cursor.execute("ANALYZE reviews_entity")
         cursor.execute("ANALYZE reviews_fact")
         cursor.execute("ANALYZE reviews_subject")
-    print(f"seeded {CANDIDATES:,} candidates across {SUBJECTS:,} subjects in {time.perf_counter() - started:.1f} s")
+    print(f"seeded {candidates:,} candidates across {SUBJECTS:,} subjects in {time.perf_counter() - started:.1f} s")
 
 
-def prepare():
+def prepare(candidates: int):
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
@@ -168,11 +179,14 @@ def prepare():
     tenant = Tenant.objects.filter(slug=TENANT).first()
     if tenant is None:
         tenant = tenant_create(slug=TENANT, name="Queue benchmark")
-    if Candidate.objects.filter(tenant=tenant).count() != CANDIDATES:
-        seed(tenant)
+    held = Candidate.objects.filter(tenant=tenant).count()
+    if held not in (0, candidates):
+        raise SystemExit(f"the benchmark database holds {held:,} candidates, not {candidates:,}: run with --reseed")
+    if held == 0:
+        seed(tenant, candidates)
     else:
-        print(f"reusing the seeded database ({CANDIDATES:,} candidates)")
-    for username in ("bench-reviewer", *[f"bench-colleague-{n}" for n in range(5)]):
+        print(f"reusing the seeded database ({candidates:,} candidates)")
+    for username in ("bench-reviewer", *[f"bench-colleague-{n}" for n in range(COLLEAGUES)]):
         if not get_user_model().objects.filter(username=username).exists():
             staff_create(tenant=tenant, username=username, role=Role.REVIEWER, password=None)
     return tenant
@@ -202,13 +216,13 @@ def timed(run, iterations: int) -> Timing:
     return Timing(statistics.median(wall), wall[min(len(wall) - 1, int(len(wall) * 0.99))], statistics.median(cpu))
 
 
-def cursor_of_page(tenant, filters, page_number, limit):
-    """The cursor that opens page ``page_number`` (1-based), walked the way a reviewer pages."""
+def cursor_of_page(tenant, filters, page_number, limit, viewer):
+    """The cursor that opens page ``page_number`` (1-based), walked the way this reviewer pages."""
     from reviews.selectors import review_queue_page
 
     cursor = None
     for _ in range(page_number - 1):
-        page = review_queue_page(tenant=tenant, filters=filters, cursor=cursor, limit=limit, related=())
+        page = review_queue_page(tenant=tenant, filters=filters, cursor=cursor, limit=limit, related=(), viewer=viewer)
         if page.next_cursor is None:
             raise SystemExit(f"fewer than {page_number} pages for {filters}")
         cursor = page.next_cursor
@@ -231,18 +245,65 @@ CASES = [
     ("q=value 77777 (search, few hits)", {"q": "value 77777"}, {"q": "value 77777"}),
     ("q=topic 15 (search, many hits)", {"q": "topic 15"}, {"q": "topic 15"}),
     ("q=user-42 (search by user)", {"q": "user-42"}, {"q": "user-42"}),
+    ("q=topic 15, field=location", {"q": "topic 15", "field": "location"}, {"q": "topic 15", "field": "location"}),
     ("sort=newest", {"sort": "newest"}, {"sort": "newest"}),
     ("sort=confidence", {"sort": "confidence"}, {"sort": "confidence"}),
     ("sort=priority (contested, conflicts)", {"sort": "priority"}, {"sort": "priority"}),
     ("flag=contested", {"flag": "contested"}, {"flag": "contested"}),
+    # Claims: every case above already leaves colleagues' live claims out (the pool view).
+    ("claims=mine (own claims)", {"claims": "mine"}, {"claims": "mine"}),
+    ("claims=all (colleagues' too)", {"claims": "all"}, {"claims": "all"}),
+    ("claims=mine, q=topic 15", {"claims": "mine", "q": "topic 15"}, {"claims": "mine", "q": "topic 15"}),
 ]
-# Rows the seed marks contested (1 in 2,000 waiting items) and claims colleagues hold while
-# the cases run, so every case reads past live claims as a reviewer would.
+# Rows the seed marks contested (1 in 2,000 waiting items).
 CONTESTED_SQL = """
     UPDATE reviews_candidate SET flags = '["contested"]'::jsonb
     WHERE tenant_id = %(tenant)s AND status = 'pending_review' AND id %% 2000 = 0 AND flags = '[]'::jsonb
 """
-COLLEAGUE_CLAIMS = 5 * 50
+
+# The claims a team leaves behind, set before every run (leases are relative to now).
+COLLEAGUES = 8
+# Each colleague claims the next 100 (the most one claim takes) of a filter of their own, so
+# the live claims lie at the head of several orders, not only of the unfiltered queue.
+COLLEAGUE_FILTERS = [
+    {},
+    {},
+    {"field": "location"},
+    {"entity_type": "project"},
+    {"sensitivity": "personal"},
+    {"sort": "confidence"},
+    {"sort": "newest"},
+    {"q": "topic 15"},
+]
+# The measured reviewer holds 40 items of their own, spread (a field and a search).
+VIEWER_CLAIMS = [({"field": "role"}, 20), ({"q": "topic 12"}, 20)]
+# Leases that lapsed earlier in the day: one waiting item in twenty still names a holder
+# (nobody clears an expired claim: it is simply no claim), so "free" is not just NULL.
+EXPIRED_CLAIMS_SQL = """
+    UPDATE reviews_candidate SET claimed_by = 'reviewer:' || (1 + id %% 7),
+                                 claim_expires_at = now() - (1 + id %% 600) * interval '1 minute'
+    WHERE tenant_id = %(tenant)s AND status = 'pending_review' AND id %% 20 = 3
+"""
+
+
+def seed_claims(tenant, viewer, colleagues) -> int:
+    """Clear every claim, then lay down the day's: expired leases, colleagues' and the viewer's
+    live ones, all through the claim service except the expired ones. Returns the live count."""
+    from django.db import connection
+
+    from reviews.models import Candidate
+    from reviews.selectors import QueueFilters
+    from reviews.services.claims import candidates_claim
+
+    Candidate.objects.filter(tenant=tenant).exclude(claimed_by="").update(claimed_by="", claim_expires_at=None)
+    with connection.cursor() as cursor:
+        cursor.execute(EXPIRED_CLAIMS_SQL, {"tenant": tenant.pk})
+    live = 0
+    for colleague, filter_args in zip(colleagues, COLLEAGUE_FILTERS):
+        live += len(candidates_claim(tenant=tenant, actor=colleague, count=100, filters=QueueFilters(**filter_args)))
+    for filter_args, count in VIEWER_CLAIMS:
+        live += len(candidates_claim(tenant=tenant, actor=viewer, count=count, filters=QueueFilters(**filter_args)))
+    return live
 
 
 def print_ratios(rows) -> None:
@@ -257,9 +318,16 @@ def print_ratios(rows) -> None:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--database-url", default=os.environ.get("BENCH_QUEUE_DATABASE_URL", DEFAULT_URL))
+    parser.add_argument("--candidates", type=int, default=CANDIDATES, help="how many candidates to seed (default 1,000,000)")
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get("BENCH_QUEUE_DATABASE_URL"),
+        help=f"default {DEFAULT_SERVER}/{DEFAULT_NAME}, with _<candidates> appended for another size",
+    )
     parser.add_argument("--iterations", type=int, default=200)
+    parser.add_argument("--cases", default="", help="run only the cases whose label contains this text (and the claim cases)")
     parser.add_argument("--reseed", action="store_true", help="drop the benchmark database and seed it again")
+    parser.add_argument("--seed-only", action="store_true", help="seed (or check) the database and stop")
     parser.add_argument(
         "--gc-freeze",
         action="store_true",
@@ -267,8 +335,13 @@ def main():
         "cyclic collector walking every object the process imported",
     )
     args = parser.parse_args()
-    ensure_database(args.database_url, reset=args.reseed)
-    os.environ["DATABASE_URL"] = args.database_url
+    if args.candidates < SUBJECTS:
+        parser.error(f"--candidates must be at least {SUBJECTS} (one per subject)")
+    url = args.database_url or f"{DEFAULT_SERVER}/{DEFAULT_NAME}" + (
+        "" if args.candidates == CANDIDATES else f"_{args.candidates}"
+    )
+    ensure_database(url, reset=args.reseed)
+    os.environ["DATABASE_URL"] = url
     # Measure what production runs: no debug cursor wrappers, cached templates.
     os.environ.setdefault("DJANGO_DEBUG", "0")
     os.environ.setdefault("DJANGO_SECRET_KEY", "bench-queue-only")
@@ -282,22 +355,28 @@ def main():
     from django.test import Client
 
     from reviews.actors import Actor
-    from reviews.models import Scope
     from reviews.selectors import QueueFilters, review_queue_items, review_queue_page
     from reviews.services.claims import candidates_claim, candidates_release
     from reviews.services.tenants import api_key_create
+    from reviews.models import Scope
     from reviews.views.reviewer import QUEUE_PAGE_SIZE_HTML
 
-    tenant = prepare()
+    tenant = prepare(args.candidates)
+    if args.seed_only:
+        return
+    reviewer = get_user_model().objects.get(username="bench-reviewer")
     browser = Client()
-    browser.force_login(get_user_model().objects.get(username="bench-reviewer"))
+    browser.force_login(reviewer)
     _, raw_key = api_key_create(tenant=tenant, scopes=[Scope.REVIEW], name="bench")
     api = Client(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
-    viewer = str(Actor.reviewer(get_user_model().objects.get(username="bench-reviewer")))
-    colleagues = [Actor.reviewer(user) for user in get_user_model().objects.filter(username__startswith="bench-colleague-")]
-    for colleague in colleagues:  # live claims spread over the oldest items, as a team works
-        candidates_release(tenant=tenant, actor=colleague)
-        candidates_claim(tenant=tenant, actor=colleague, count=COLLEAGUE_CLAIMS // len(colleagues))
+    me = Actor.reviewer(reviewer)
+    viewer = str(me)
+    colleagues = [
+        Actor.reviewer(user)
+        for user in get_user_model().objects.filter(username__startswith="bench-colleague-").order_by("username")
+    ]
+    live = seed_claims(tenant, me, colleagues)
+    print(f"live claims: {live:,} ({len(colleagues)} colleagues and the measured reviewer); one waiting item in 20 holds an expired lease")
     if args.gc_freeze:
         gc.collect()
         gc.freeze()
@@ -311,11 +390,13 @@ def main():
     worst: list[Timing] = []
     rows: list[tuple[str, object, list[Timing]]] = []
     for label, filter_args, params in CASES:
+        if args.cases and args.cases not in label:
+            continue
         filters = QueueFilters(**filter_args)
         for page_number in (1, DEEP_PAGE):
             try:
-                api_cursor = cursor_of_page(tenant, filters, page_number, PAGE)
-                html_cursor = cursor_of_page(tenant, filters, page_number, QUEUE_PAGE_SIZE_HTML)
+                api_cursor = cursor_of_page(tenant, filters, page_number, PAGE, viewer)
+                html_cursor = cursor_of_page(tenant, filters, page_number, QUEUE_PAGE_SIZE_HTML, viewer)
             except SystemExit as short:
                 print(f"{label:<40}{page_number:>5} | {short}")
                 continue
@@ -335,21 +416,23 @@ def main():
             worst.extend(timings)
             rows.append((label, page_number, timings))
             print(f"{label:<40}{page_number:>5} | " + " | ".join(f"{timing!s:>22}" for timing in timings))
-    # Claims: two reviewers taking the next 20 items in turn (claim, then release, so the
-    # pool stays the same size for every iteration).
-    me = Actor.reviewer(get_user_model().objects.get(username="bench-reviewer"))
+    # Claiming: the reviewer takes the next 20 items past colleagues' claims, then gives them
+    # back (so the pool is the same for every iteration); its own 40 are renewed each time.
+    for label, filter_args in (("claim next 20, then release", {}), ("claim next 20 of field=location", {"field": "location"})):
+        filters = QueueFilters(**filter_args)
 
-    def claim_and_release():
-        assert len(candidates_claim(tenant=tenant, actor=me, count=20)) == 20
-        candidates_release(tenant=tenant, actor=me)
+        def claim_and_release(filters=filters):
+            assert len(candidates_claim(tenant=tenant, actor=me, count=20, filters=filters)) == 20
+            candidates_release(tenant=tenant, actor=me)
 
-    claim = timed(claim_and_release, args.iterations)
-    worst.append(claim)
-    rows.append(("claim next 20, then release", "", [claim]))
-    print(f"{'claim next 20, then release':<40}{'':>5} | {claim!s:>22} |")
-    print_ratios(rows)
-    for colleague in colleagues:
-        candidates_release(tenant=tenant, actor=colleague)
+        claim = timed(claim_and_release, args.iterations)
+        worst.append(claim)
+        rows.append((label, "", [claim]))
+        print(f"{label:<40}{'':>5} | {claim!s:>22} |")
+    if rows and rows[0][0] == "no filter":
+        print_ratios(rows)
+    for actor in (me, *colleagues):
+        candidates_release(tenant=tenant, actor=actor)
     print(
         f"\nworst median {max(t.median for t in worst):.1f} ms, worst p99 {max(t.p99 for t in worst):.1f} ms, "
         f"worst CPU median {max(t.cpu_median for t in worst):.1f} ms (target: median < 50 ms, p99 < 150 ms)"

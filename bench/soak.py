@@ -25,10 +25,7 @@ import multiprocessing
 import os
 import random
 import shutil
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -50,36 +47,12 @@ FIXTURE = ROOT / "reviews" / "fixtures" / "demo_conversations.jsonl"
 OPERATIONS = ("ingest", "candidates", "approve", "recall", "erase")
 WEIGHTS = (30, 25, 25, 19, 1)
 
-from bench.common import ensure_database  # noqa: E402 - after the path is set
+from bench import common  # noqa: E402 - after the path is set
+from bench.common import ensure_database, free_port, stop, wait_until  # noqa: E402
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_until(check, seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.2)
-    raise SystemExit(f"timed out waiting for {what}")
-
-
-def start(command: list[str], env: dict, log: Path) -> subprocess.Popen:
-    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
-                            start_new_session=True)
-
-
-def stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+def start(command: list[str], env: dict, log: Path):
+    return common.start(command, env, log, ROOT)
 
 
 def texts() -> list[str]:
