@@ -197,17 +197,27 @@ def _new_entity_q() -> Q:
     return _flag_q(CandidateFlag.NEW_ENTITY) | Q(entity__is_new=True)
 
 
+# Up to this many subjects whose user id matches a search are passed to the queue's query
+# as a list; beyond it (a search as broad as "user") the match stays a subquery.
+SEARCH_SUBJECTS_LISTED = 500
+
+
 def queue_search_q(tenant: Tenant, text: str) -> Q:
     """Free text over values, evidence and users (SPEC §4): a case-insensitive substring.
 
-    On PostgreSQL trigram indexes on these expressions answer it (migration 0010); the
-    user match is a subquery on the tenant's subjects so that it, too, is an index probe.
+    On PostgreSQL trigram indexes on these expressions answer it (migration 0010). The
+    subjects whose user id matches are looked up first (their own trigram index) and given
+    as a list: a subquery inside the OR hides its few rows from the planner, which then
+    guessed a quarter of the queue matched and walked all of it in order (0.9 s on the
+    million of bench/review_queue.py) instead of combining the three index reads.
     """
     text = text.strip()
+    users = Subject.objects.filter(tenant=tenant, user_id__icontains=text).values_list("pk", flat=True)
+    subjects = list(users[: SEARCH_SUBJECTS_LISTED + 1])
     return (
         Q(value__icontains=text)
         | Q(evidence__icontains=text)
-        | Q(subject_id__in=Subject.objects.filter(tenant=tenant, user_id__icontains=text).values("pk"))
+        | Q(subject_id__in=subjects if len(subjects) <= SEARCH_SUBJECTS_LISTED else users)
     )
 
 

@@ -60,6 +60,15 @@ class TestSearch:
         propose(other_tenant, "user-2", candidate(field="location", value="Oslo"))
         assert ids(other_tenant, q="Lagos") == [] and len(ids(tenant, q="oslo")) == 1
 
+    def test_a_search_matching_many_users_finds_the_same_items(self, tenant, other_tenant, mixed, monkeypatch):
+        # The matching subjects go to the query as a list up to a bound, as a subquery beyond:
+        # both must select the same items, and neither another tenant's.
+        propose(other_tenant, "user-2", candidate(field="location", value="Oslo"))
+        listed = ids(tenant, q="user-")
+        monkeypatch.setattr("reviews.selectors.SEARCH_SUBJECTS_LISTED", 1)
+        assert ids(tenant, q="user-") == listed and len(listed) == 5  # every waiting item: all are user-…
+        assert ids(tenant, q="user-2") == [mixed["lagos"].pk]
+
     def test_like_wildcards_are_plain_text(self, tenant, mixed):
         assert ids(tenant, q="%") == [] and ids(tenant, q="_") != ids(tenant)  # "_" only matches user-…
 
