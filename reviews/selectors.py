@@ -8,8 +8,20 @@ from datetime import date, datetime, timedelta, timezone as dt_timezone
 
 from django.contrib.auth import get_user_model
 from django.db import DEFAULT_DB_ALIAS, connection
-from django.db.models import Count, F, IntegerField, Q, QuerySet, Sum, Value, Window
-from django.db.models.functions import Lag, Lead, TruncDate
+from django.db.models import (
+    Aggregate,
+    Count,
+    DurationField,
+    ExpressionWrapper,
+    F,
+    IntegerField,
+    Q,
+    QuerySet,
+    Sum,
+    Value,
+    Window,
+)
+from django.db.models.functions import Lag, Lead, TruncDate, TruncHour
 from django.utils import timezone
 
 from .actors import Actor
@@ -366,6 +378,19 @@ def _capped_count(queryset: QuerySet) -> int:
     return queryset.order_by().values("pk")[: QUEUE_COUNT_CAP + 1].count()
 
 
+def waiting_for_review(*, tenant: Tenant) -> QuerySet:
+    """What "waiting" means wherever it is counted (the queue's headline, the stats page):
+    items waiting for a reviewer, colleagues' claims and contested items included. An item
+    a reviewer handed to the subject (deferred) waits for the subject, not in this count."""
+    return Candidate.objects.filter(tenant=tenant, status=CandidateStatus.PENDING_REVIEW)
+
+
+def oldest_waiting(*, tenant: Tenant) -> tuple[int, datetime] | None:
+    """(id, created_at) of the item that has waited longest for a reviewer: the first of the
+    queue in its default order (oldest first)."""
+    return waiting_for_review(tenant=tenant).order_by("created_at", "id").values_list("pk", "created_at").first()
+
+
 def review_queue_counts(*, tenant: Tenant, filters: QueueFilters, viewer: str = "", now: datetime | None = None) -> QueueCounts:
     """The queue's headline: waiting, in this filter, contested, mine, and the oldest item.
 
@@ -373,8 +398,8 @@ def review_queue_counts(*, tenant: Tenant, filters: QueueFilters, viewer: str = 
     index reads, whatever the queue's size.
     """
     now = now or timezone.now()
-    waiting = Candidate.objects.filter(tenant=tenant, status=CandidateStatus.PENDING_REVIEW)
-    oldest = waiting.order_by("created_at", "id").values_list("created_at", flat=True).first()
+    waiting = waiting_for_review(tenant=tenant)
+    oldest = (oldest_waiting(tenant=tenant) or (None, None))[1]
     return QueueCounts(
         waiting=_capped_count(waiting),
         in_filter=_capped_count(
@@ -652,21 +677,38 @@ def _last_days(days: int, now: datetime) -> list[tuple[date, datetime]]:
     return [(start.date(), end) for start, end in past] + [(midnight.date(), now)]
 
 
-def waiting_items_series(*, tenant: Tenant, days: int = 30, now: datetime | None = None) -> list[tuple[date, int]]:
-    """How many items waited for a person (a reviewer or the subject) at the end of each day.
+# Decisions taken in the queue: the candidate's ``decided_by`` is a reviewer or a review-API key.
+_DECIDED_IN_REVIEW = Actor.of_kind(ActorKind.REVIEWER, field="decided_by") | Actor.of_kind(
+    ActorKind.API_KEY, field="decided_by"
+)
 
-    An item waits from its creation until its ``decided_at``; what the policy decided on
-    arrival never waits. One aggregate query.
+
+def _waited_for_review_at(end: datetime) -> Q:
+    """Items that were waiting for a reviewer at ``end``: arrived by then, and either still
+    waiting or decided in the queue after it."""
+    return Q(created_at__lte=end) & (
+        Q(status=CandidateStatus.PENDING_REVIEW) | (_DECIDED_IN_REVIEW & Q(decided_at__gt=end))
+    )
+
+
+def waiting_items_series(*, tenant: Tenant, days: int = 30, now: datetime | None = None) -> list[tuple[date, int]]:
+    """How many items waited for a reviewer at the end of each day; today's point is now,
+    and equals the queue's "waiting" (:func:`waiting_for_review`).
+
+    An item waits from its creation until a reviewer (or a review-API key) decided it. Items
+    the policy handed to the subject never waited for a reviewer; one a reviewer deferred
+    stops waiting when deferred. Past days leave out the few items that left review some
+    other way (a newer value superseded them, the subject settled their conflict): the
+    candidate keeps only its latest decision. One aggregate query.
     """
     now = now or timezone.now()
     ends = _last_days(days, now)
-    counts = Candidate.objects.filter(tenant=tenant, created_at__lte=now).filter(
-        Q(decided_at__isnull=True) | Q(decided_at__gt=ends[0][1])
-    ).aggregate(
-        **{
-            f"d{index}": Count("pk", filter=Q(created_at__lte=end) & (Q(decided_at__isnull=True) | Q(decided_at__gt=end)))
-            for index, (_, end) in enumerate(ends)
-        }
+    # Only rows that waited at some point of the window are read.
+    window = Q(created_at__lte=now) & (
+        Q(status=CandidateStatus.PENDING_REVIEW) | (_DECIDED_IN_REVIEW & Q(decided_at__gt=ends[0][1]))
+    )
+    counts = Candidate.objects.filter(window, tenant=tenant).aggregate(
+        **{f"d{index}": Count("pk", filter=_waited_for_review_at(end)) for index, (_, end) in enumerate(ends)}
     )
     return [(day, counts[f"d{index}"] or 0) for index, (day, _) in enumerate(ends)]
 
@@ -695,10 +737,28 @@ def decisions_per_day(*, tenant: Tenant, days: int = 30, now: datetime | None = 
 WAITING_BY_FIELD_ROWS = 10
 
 
+@dataclass(frozen=True)
+class WaitingNow:
+    """The stats page's headline, counted as the queue counts it (and capped alike)."""
+
+    for_review: int  # the queue's "N waiting"
+    with_user: int  # handed to the subject, by the policy or a reviewer
+    oldest: tuple[int, datetime] | None  # (id, created_at) of the longest-waiting item
+    cap: int = QUEUE_COUNT_CAP
+
+
+def waiting_now(*, tenant: Tenant) -> WaitingNow:
+    return WaitingNow(
+        for_review=_capped_count(waiting_for_review(tenant=tenant)),
+        with_user=_capped_count(Candidate.objects.filter(tenant=tenant, status=CandidateStatus.PENDING_USER)),
+        oldest=oldest_waiting(tenant=tenant),
+    )
+
+
 def waiting_by_field(*, tenant: Tenant) -> list[tuple[str, str, int]]:
-    """The fields with the most items waiting for a person, most first: (entity type, field, n)."""
+    """The fields with the most items waiting for a reviewer, most first: (entity type, field, n)."""
     rows = (
-        Candidate.objects.filter(tenant=tenant, status__in=OPEN_CANDIDATE_STATUSES)
+        waiting_for_review(tenant=tenant)
         .values_list("entity_type", "field")
         .annotate(n=Count("pk"))
         .order_by("-n", "entity_type", "field")[:WAITING_BY_FIELD_ROWS]
@@ -713,7 +773,8 @@ class ExtractorQuality:
     approved: int
     edited: int
     rejected: int
-    waiting: int
+    waiting: int  # for a reviewer: the column adds up to the queue's "waiting"
+    with_user: int = 0  # waiting for the subject to confirm
     # Items the validator dropped before they became candidates (LLM evidence not in the message…).
     dropped: int = 0
 
@@ -739,20 +800,22 @@ def extractor_quality(*, tenant: Tenant) -> list[ExtractorQuality]:
             approved=Count("pk", filter=kept & ~edited),
             edited=Count("pk", filter=kept & edited),
             rejected=Count("pk", filter=Q(status=CandidateStatus.REJECTED)),
-            waiting=Count("pk", filter=Q(status__in=OPEN_CANDIDATE_STATUSES)),
+            waiting=Count("pk", filter=Q(status=CandidateStatus.PENDING_REVIEW)),
+            with_user=Count("pk", filter=Q(status=CandidateStatus.PENDING_USER)),
             dropped=none,
         )
     )
     drops = (
         Message.objects.filter(tenant=tenant, extraction_dropped__gt=0)
         .values("extractor", "prompt_version")
-        .annotate(approved=none, edited=none, rejected=none, waiting=none, dropped=Sum("extraction_dropped"))
+        .annotate(approved=none, edited=none, rejected=none, waiting=none, with_user=none,
+                  dropped=Sum("extraction_dropped"))
     )
     quality: dict[tuple[str, str], ExtractorQuality] = {}
     for row in outcomes.union(drops, all=True):
         key = (row["extractor"], row["prompt_version"])
         entry = quality.setdefault(key, ExtractorQuality(*key, approved=0, edited=0, rejected=0, waiting=0))
-        for part in ("approved", "edited", "rejected", "waiting", "dropped"):
+        for part in ("approved", "edited", "rejected", "waiting", "with_user", "dropped"):
             setattr(entry, part, getattr(entry, part) + row[part])
     return [quality[key] for key in sorted(quality)]
 
@@ -773,6 +836,137 @@ def decisions_per_reviewer(*, tenant: Tenant, days: int = 30, now: datetime | No
         kind = REVIEW_DECISION_ACTIONS[row["action"]]
         kinds[kind] = kinds.get(kind, 0) + row["n"]
     return per_reviewer
+
+
+# --- Time to decision ---
+#
+# How long items waited for the reviewer who decided them: decided_at - created_at of the
+# candidates decided in the queue (reviewers, review-API keys) each day, as the median (p50)
+# and the 90th percentile (p90), interpolated as PostgreSQL's percentile_cont does. Policy
+# outcomes (no wait) and the subjects' own answers (their time, not the team's) are left out;
+# a contested item counts from the contest, since that is when it came back to review.
+
+TIME_TO_DECISION_DAYS = 14
+# SQLite (the demo) has no percentile_cont: the newest decisions of the window, at most this
+# many, are read and ranked in Python. Past it the oldest days of the window are partial.
+TIME_TO_DECISION_PYTHON_ROWS = 50_000
+
+
+@dataclass(frozen=True)
+class DecisionTimes:
+    day: date
+    decided: int
+    p50: timedelta | None  # None: nothing was decided that day
+    p90: timedelta | None
+
+
+class PercentileCont(Aggregate):
+    """PostgreSQL's ordered-set aggregate ``percentile_cont(fraction) WITHIN GROUP (ORDER BY …)``."""
+
+    function = "percentile_cont"
+    template = "%(function)s(%(fraction)s) WITHIN GROUP (ORDER BY %(expressions)s)"
+    allow_distinct = False
+
+    def __init__(self, expression, fraction: float, **extra):
+        super().__init__(expression, fraction=float(fraction), **extra)
+
+
+def percentile_cont(ordered: list[float], fraction: float) -> float:
+    """percentile_cont over sorted numbers: the value at ``fraction`` of the way from the
+    first to the last, interpolated linearly between the two neighbours."""
+    position = fraction * (len(ordered) - 1)
+    below = int(position)
+    above = min(below + 1, len(ordered) - 1)
+    return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
+
+
+def _window_start(days: int, now: datetime) -> tuple[list[date], datetime]:
+    day_list = [day for day, _ in _last_days(days, now)]
+    return day_list, timezone.make_aware(datetime.combine(day_list[0], datetime.min.time()))
+
+
+def time_to_decision_per_day(
+    *, tenant: Tenant, days: int = TIME_TO_DECISION_DAYS, now: datetime | None = None, in_database: bool | None = None
+) -> list[DecisionTimes]:
+    """p50 and p90 of the time to decision for each of the last ``days`` days (today last).
+
+    ``in_database``: percentile_cont in the database (PostgreSQL, the default there) or the
+    same figure in Python over the window's decisions (SQLite)."""
+    now = now or timezone.now()
+    day_list, since = _window_start(days, now)
+    decided = Candidate.objects.filter(_DECIDED_IN_REVIEW, tenant=tenant, decided_at__gte=since, decided_at__lte=now)
+    if in_database is None:
+        in_database = connection.vendor == "postgresql"
+    found: dict[date, DecisionTimes] = {}
+    if in_database:
+        waited = ExpressionWrapper(F("decided_at") - F("created_at"), output_field=DurationField())
+        rows = (
+            decided.annotate(day=TruncDate("decided_at"))
+            .values("day")
+            .annotate(
+                n=Count("pk"),
+                p50=PercentileCont(waited, 0.5, output_field=DurationField()),
+                p90=PercentileCont(waited, 0.9, output_field=DurationField()),
+            )
+            .order_by()
+        )
+        found = {row["day"]: DecisionTimes(row["day"], row["n"], row["p50"], row["p90"]) for row in rows}
+    else:
+        seconds: dict[date, list[float]] = {}
+        for decided_at, created_at in decided.order_by("-decided_at").values_list("decided_at", "created_at")[
+            :TIME_TO_DECISION_PYTHON_ROWS
+        ]:
+            seconds.setdefault(timezone.localtime(decided_at).date(), []).append((decided_at - created_at).total_seconds())
+        for day, values in seconds.items():
+            values.sort()
+            found[day] = DecisionTimes(
+                day, len(values), timedelta(seconds=percentile_cont(values, 0.5)), timedelta(seconds=percentile_cont(values, 0.9))
+            )
+    return [found.get(day) or DecisionTimes(day, 0, None, None) for day in day_list]
+
+
+# --- Pace ---
+#
+# Decisions per hour for each reviewer, over the hours in which they decided something:
+# what a team lead compares is how fast each person works while reviewing, not how many
+# hours they were rostered or present. Dividing by calendar hours would rank part-timers
+# and people on other duties last; an hour-of-day table answers a staffing question
+# instead. An hour with a single decision counts as a whole hour, so the figure is a little
+# low for people who review in short bursts; it is the same rule for everyone.
+
+PACE_DAYS = 7
+
+
+@dataclass(frozen=True)
+class ReviewerPace:
+    actor: str
+    decisions: int
+    active_hours: int  # clock hours (e.g. 14:00–15:00) with at least one decision
+
+    @property
+    def per_hour(self) -> float:
+        return self.decisions / self.active_hours if self.active_hours else 0.0
+
+
+def reviewer_pace(*, tenant: Tenant, days: int = PACE_DAYS, now: datetime | None = None) -> list[ReviewerPace]:
+    """Each reviewer's decisions (approve, edit, reject, defer) of the last ``days`` days, the
+    clock hours they were spread over, fastest first. One query over the audit trail."""
+    now = now or timezone.now()
+    rows = (
+        AuditEvent.objects.filter(
+            Actor.of_kind(ActorKind.REVIEWER),
+            tenant_id=tenant.pk,
+            created_at__gte=now - timedelta(days=days),
+            created_at__lte=now,
+            action__in=REVIEW_DECISION_ACTIONS,
+        )
+        .annotate(hour=TruncHour("created_at"))
+        .values("actor")
+        .annotate(decisions=Count("pk"), hours=Count("hour", distinct=True))
+        .order_by()
+    )
+    pace = [ReviewerPace(row["actor"], row["decisions"], row["hours"]) for row in rows]
+    return sorted(pace, key=lambda row: (-row.per_hour, row.actor))
 
 
 @dataclass

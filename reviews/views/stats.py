@@ -6,20 +6,29 @@ every label a user could have written (extractor names, usernames) is printed es
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.shortcuts import render
 from django.utils import formats, timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from ..selectors import (
+    PACE_DAYS,
+    TIME_TO_DECISION_DAYS,
+    DecisionTimes,
+    ReviewerPace,
+    WaitingNow,
     actor_names,
     decisions_per_day,
     decisions_per_reviewer,
     extractor_quality,
     reviewer_agreement,
+    reviewer_pace,
+    time_to_decision_per_day,
     waiting_by_field,
     waiting_items_series,
+    waiting_now,
 )
 from ..sharedcache import cached
 from .reviewer import staff_view
@@ -149,6 +158,27 @@ def _shares(counts: dict[str, int], kinds=DECISION_KINDS) -> list[dict]:
     return shares
 
 
+def duration_text(value: timedelta | None) -> str:
+    """A wait as a person reads it: "45 s", "12 min", "3 h 20 min", "2 d 4 h"."""
+    if value is None:
+        return "—"
+    seconds = round(value.total_seconds())
+    if seconds < 60:
+        return _("%(seconds)d s") % {"seconds": seconds}
+    minutes = seconds // 60
+    if minutes < 60:
+        return _("%(minutes)d min") % {"minutes": minutes}
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return _("%(hours)d h %(minutes)d min") % {"hours": hours, "minutes": minutes}
+    days, hours = divmod(hours, 24)
+    return _("%(days)d d %(hours)d h") % {"days": days, "hours": hours}
+
+
+def _seconds(value: timedelta | None) -> str:
+    return "" if value is None else str(round(value.total_seconds()))
+
+
 # Each figure reads a whole tenant's candidates or audit events (about a second at a million
 # candidates): computed at most once a minute per tenant, not on every visit.
 STATS_CACHE_SECONDS = 60
@@ -157,11 +187,14 @@ STATS_CACHE_SECONDS = 60
 @dataclass
 class StatsNumbers:
     waiting: list
+    now: WaitingNow
     waiting_by_field: list
     per_day: list
     quality: list
     per_reviewer: dict
     agreement: list
+    time_to_decision: list[DecisionTimes]
+    pace: list[ReviewerPace]
     names: dict
     computed_at: datetime
 
@@ -169,14 +202,20 @@ class StatsNumbers:
 def stats_numbers(tenant) -> StatsNumbers:
     per_reviewer = decisions_per_reviewer(tenant=tenant)
     agreement = reviewer_agreement(tenant=tenant)
+    pace = reviewer_pace(tenant=tenant)
     return StatsNumbers(
         waiting=waiting_items_series(tenant=tenant),
+        now=waiting_now(tenant=tenant),
         waiting_by_field=waiting_by_field(tenant=tenant),
+        time_to_decision=time_to_decision_per_day(tenant=tenant),
+        pace=pace,
         per_day=decisions_per_day(tenant=tenant),
         quality=extractor_quality(tenant=tenant),
         per_reviewer=per_reviewer,
         agreement=agreement,
-        names=actor_names(set(per_reviewer) | {a.first for a in agreement} | {a.second for a in agreement}),
+        names=actor_names(
+            set(per_reviewer) | {a.first for a in agreement} | {a.second for a in agreement} | {p.actor for p in pace}
+        ),
         computed_at=timezone.now(),
     )
 
@@ -185,7 +224,7 @@ def stats_numbers(tenant) -> StatsNumbers:
 @staff_view
 def stats(request):
     tenant = request.tenant
-    numbers = cached(f"review-stats:2:{tenant.pk}", lambda: stats_numbers(tenant), STATS_CACHE_SECONDS)
+    numbers = cached(f"review-stats:3:{tenant.pk}", lambda: stats_numbers(tenant), STATS_CACHE_SECONDS)
     names = numbers.names
     reviewers = sorted(
         (
@@ -201,7 +240,20 @@ def stats(request):
         "reviews/stats.html",
         {
             "computed_at": numbers.computed_at,
-            "waiting_now": numbers.waiting[-1][1] if numbers.waiting else 0,
+            "waiting_now": numbers.now,
+            "oldest": {"id": numbers.now.oldest[0], "created_at": numbers.now.oldest[1]} if numbers.now.oldest else None,
+            "time_to_decision": [
+                {"day": row.day, "decided": row.decided, "p50": duration_text(row.p50), "p90": duration_text(row.p90),
+                 "p50_seconds": _seconds(row.p50), "p90_seconds": _seconds(row.p90)}
+                for row in reversed(numbers.time_to_decision)  # today first
+            ],
+            "time_to_decision_days": TIME_TO_DECISION_DAYS,
+            "pace": [
+                {"name": names.get(row.actor, row.actor), "decisions": row.decisions, "hours": row.active_hours,
+                 "per_hour": plain_number(row.per_hour)}
+                for row in numbers.pace
+            ],
+            "pace_days": PACE_DAYS,
             "waiting_by_field": numbers.waiting_by_field,
             "waiting_chart": area_chart(numbers.waiting),
             "decisions_chart": stacked_bar_chart(numbers.per_day),

@@ -29,10 +29,12 @@ class TestNumbers:
         now = timezone.now()
         Candidate.objects.filter(pk=review_queue.evidence.pk).update(created_at=now - timedelta(days=3))
         Candidate.objects.filter(pk=review_queue.conflict.pk).update(
-            created_at=now - timedelta(days=5), decided_at=now - timedelta(days=2), status="rejected"
+            created_at=now - timedelta(days=5), decided_at=now - timedelta(days=2), status="rejected",
+            decided_by=str(Actor.reviewer(reviewer)),
         )
         series = waiting_items_series(tenant=tenant, days=7, now=now)
-        assert [count for _, count in series] == [0, 1, 1, 2, 1, 1, 3]
+        # The item waiting for the user never waited for a reviewer: today is the queue's 2.
+        assert [count for _, count in series] == [0, 1, 1, 2, 1, 1, 2]
         assert series[-1][0] == timezone.localtime(now).date()
 
     def test_decisions_per_day_and_per_reviewer(self, tenant, review_queue, reviewer, second_reviewer):
@@ -54,7 +56,7 @@ class TestNumbers:
         rows = {(row.extractor, row.prompt_version): row for row in extractor_quality(tenant=tenant)}
         v1, v2 = rows[("rules", "v1")], rows[("rules", "v2")]
         assert (v2.approved, v2.edited, v2.rejected, v2.waiting) == (0, 1, 1, 0)
-        assert (v1.approved, v1.waiting) == (1, 2)  # the auto-approved database; new entity + waiting for user
+        assert (v1.approved, v1.waiting, v1.with_user) == (1, 1, 1)  # the auto-approved database; new entity; role
         assert v2.share("edited") == 0.5
 
     def test_agreement_on_the_same_kind_of_item(self, tenant, reviewer, second_reviewer):
@@ -79,7 +81,7 @@ class TestPage:
         html = reviewer_client.get("/review/stats/").content.decode()
         assert 'data-chart="waiting"' in html and 'data-chart="decisions"' in html
         assert html.count('<rect class="c-approved"') == 1 and html.count('<rect class="c-rejected"') == 1
-        assert 'data-kpi="waiting">2<' in html
+        assert 'data-kpi="waiting">1<' in html and 'data-kpi="with-user">1<' in html  # the conflict; the role
         assert "<td>rita</td>" in html and "<td>rob</td>" in html
 
     def test_share_bars_are_svg_rectangles_side_by_side_with_no_style_attribute(
@@ -102,8 +104,9 @@ class TestPage:
 
     def test_query_count_is_fixed(self, tenant, review_queue, reviewer, reviewer_client, django_assert_max_num_queries):
         approve_as(reviewer, review_queue.evidence)
-        # 10, plus the waiting-by-field figure and the tenant's labels it is shown with.
-        with django_assert_max_num_queries(12):
+        # 10, plus the waiting-by-field figure and the tenant's labels it is shown with, the
+        # headline's three (waiting, with the user, the oldest), time to decision and pace.
+        with django_assert_max_num_queries(17):
             assert reviewer_client.get("/review/stats/").status_code == 200
 
 
