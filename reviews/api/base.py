@@ -6,6 +6,7 @@ from django.utils.http import urlencode
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
 from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
@@ -71,14 +72,17 @@ class PlainJsonNegotiation(DefaultContentNegotiation):
 
     def select_renderer(self, request, renderers, format_suffix=None):
         first = renderers[0]
-        accept = request.META.get("HTTP_ACCEPT", "")
-        if (
-            format_suffix is None
-            and accept in ("", "*/*", first.media_type)
-            and self.settings.URL_FORMAT_OVERRIDE not in request.query_params
-        ):
+        if format_suffix is None and asks_for_plain(request, first.media_type):
             return first, first.media_type
         return super().select_renderer(request, renderers, format_suffix)
+
+
+def asks_for_plain(request, media_type: str) -> bool:
+    """No Accept header, */* or exactly ``media_type``, and no ?format= (a Django or DRF request)."""
+    return (
+        request.META.get("HTTP_ACCEPT", "") in ("", "*/*", media_type)
+        and api_settings.URL_FORMAT_OVERRIDE not in request.GET
+    )
 
 
 class ApiErrorDetailSerializer(serializers.Serializer):

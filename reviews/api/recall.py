@@ -1,8 +1,14 @@
 """GET /api/v1/recall: the facts an agent may receive, under SPEC §5's policy."""
+from types import SimpleNamespace
+
+from django.http import HttpResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.exceptions import APIException, AuthenticationFailed, Throttled
 from rest_framework.response import Response
 
+from ..actors import Actor
+from ..errors import DomainError
 from ..models import Category, MemoryScope, Scope, Sensitivity, Source
 from ..selectors import (
     RECALL_DEFAULT_LIMIT,
@@ -13,7 +19,8 @@ from ..selectors import (
     RecallQuery,
 )
 from ..services.recall import recall_perform
-from .base import ApiView, FlatQuerySerializer
+from .auth import ApiKeyAuthentication, HasScope
+from .base import ApiKeyRateThrottle, ApiView, FlatQuerySerializer, asks_for_plain
 from .fields import IdentifierField, IntegerField
 
 
@@ -96,7 +103,58 @@ class RecallApi(ApiView):
     def get(self, request):
         serializer = self.InputSerializer(data=request.query_params)
         serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        return Response(self._recall(serializer.validated_data, request.auth))
+
+    def dispatch(self, request, *args, **kwargs):
+        """Recall is the API's hot path. The request nearly every agent sends (a GET that
+        asks for plain JSON, a live key with the scope, valid parameters, under its rate)
+        skips DRF's request wrapper, negotiation and response rendering, and passes the
+        same checks on the plain request: the key (ApiKeyAuthentication),
+        the scope (HasScope), the parameters (InputSerializer), the rate
+        (ApiKeyRateThrottle). Any other request is handed to DRF before anything was
+        counted or read, and a refusal after that (the rate, the sensitive scope) goes
+        through DRF's exception handler: every 4xx, in SPEC §7's shape, comes from one
+        place. DRF checks the rate before the parameters; the lean path checks the
+        parameters first only to know whether it can serve the call, and counts it once
+        either way.
+        """
+        if kwargs or request.method != "GET" or not asks_for_plain(request, self.renderer_classes[0].media_type):
+            return super().dispatch(request, *args, **kwargs)
+        try:
+            authenticated = ApiKeyAuthentication().authenticate(request)
+        except AuthenticationFailed:
+            authenticated = None
+        if authenticated is None:
+            return super().dispatch(request, *args, **kwargs)
+        principal, key = authenticated
+        checked = SimpleNamespace(auth=key)  # what HasScope and the throttle read
+        serializer = self.InputSerializer(data=request.GET)
+        if not HasScope().has_permission(checked, self) or not serializer.is_valid():
+            return super().dispatch(request, *args, **kwargs)
+        throttle = ApiKeyRateThrottle()
+        if not throttle.allow_request(checked, self):
+            return self._refusal(request, Throttled(throttle.wait()))
+        request.user = principal  # as DRF leaves it for what runs after the view
+        try:
+            body = self._recall(serializer.validated_data, key)
+        except (APIException, DomainError) as error:
+            return self._refusal(request, error)
+        renderer = self.renderer_classes[0]()
+        response = HttpResponse(renderer.render(body), content_type=renderer.media_type)
+        for header, value in self.default_response_headers.items():
+            response[header] = value
+        return response
+
+    def _refusal(self, request, error):
+        """A refusal on the lean path (the rate, the sensitive scope), through DRF's handler."""
+        self.request = self.initialize_request(request)
+        self.headers = self.default_response_headers
+        self.format_kwarg = None
+        negotiated = self.perform_content_negotiation(self.request, force=True)
+        self.request.accepted_renderer, self.request.accepted_media_type = negotiated
+        return self.finalize_response(self.request, self.handle_exception(error))
+
+    def _recall(self, data: dict, key) -> dict:
         query = RecallQuery(
             user_id=data["user_id"],
             entities=tuple(tuple(ref.split(":", 1)) for ref in dict.fromkeys(data["entity"])),
@@ -108,14 +166,14 @@ class RecallApi(ApiView):
             limit=data["limit"],
         )
         record, result = recall_perform(
-            tenant=self.tenant,
+            tenant=key.tenant,
             query=query,
-            actor=self.actor,
-            may_see_sensitive=request.auth.has_scope(Scope.RECALL_SENSITIVE),
+            actor=Actor.api_key(key),
+            may_see_sensitive=key.has_scope(Scope.RECALL_SENSITIVE),
         )
         # Built directly rather than through OutputSerializer: this is the hot path, and
         # the selector already returns the documented shape.
         body = {"recall_id": record.pk, "user_id": query.user_id, "facts": result.facts}
         if query.explain:
             body["excluded"] = result.excluded
-        return Response(body)
+        return body

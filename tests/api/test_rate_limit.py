@@ -61,3 +61,13 @@ def test_a_keys_count_is_one_number_whatever_the_rate(three_a_minute, tenant, ma
 
     window = int(three_a_minute["now"] // 60)
     assert cache.get(f"throttle_api_key_{client.key.prefix}:{window}") == 5  # refused calls count too
+
+
+def test_a_refused_call_counts_once_whichever_path_answers_it(three_a_minute, tenant, make_client):
+    """Recall's hot path (reviews/api/recall.py) hands bad parameters to DRF before it
+    counts: a 400 is counted once, as on every endpoint, and the fourth call is refused."""
+    client = make_client(tenant, [Scope.RECALL])
+    answers = [client.get(RECALL, {"user_id": "u1", "limit": "0"}).status_code for _ in range(2)]
+    answers += [recall(client).status_code, recall(client).status_code]
+
+    assert answers == [400, 400, 200, 429]

@@ -191,6 +191,22 @@ def test_a_client_that_accepts_json_gets_json(recall_client, memory, accept):
     assert response.json()["facts"]
 
 
+def test_the_hot_path_answers_as_drf_does(recall_client, memory):
+    """Plain JSON takes recall's lean path; a negotiated Accept goes through DRF: the same
+    body, status and headers either way (reviews/api/recall.py, RecallApi.dispatch)."""
+    lean = recall_client.get(URL, {"user_id": "u1", "explain": "true"})
+    negotiated = recall_client.get(URL, {"user_id": "u1", "explain": "true"}, HTTP_ACCEPT="text/html, application/json;q=0.9")
+
+    assert lean.status_code == negotiated.status_code == 200
+    assert {**lean.json(), "recall_id": 0} == {**negotiated.json(), "recall_id": 0}
+    assert lean.json()["recall_id"] != negotiated.json()["recall_id"]
+    for header in ("Content-Type", "Allow", "Vary", "Cache-Control", "X-Request-ID"):
+        assert (header in lean) == (header in negotiated), header
+        if header != "X-Request-ID":
+            assert lean.get(header) == negotiated.get(header), header
+    assert RecallRecord.objects.count() == 2
+
+
 def test_a_client_that_accepts_no_json_is_told_so(recall_client, memory):
     assert_error(recall_client.get(URL, {"user_id": "u1"}, HTTP_ACCEPT="text/html"), 406, "not_acceptable")
     assert RecallRecord.objects.count() == 0  # refused before anything was selected or recorded
