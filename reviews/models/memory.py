@@ -285,8 +285,11 @@ class RecallRecord(models.Model):
     """Which facts (ids and versions) went to which caller, when, for which query."""
 
     # No index of its own: recall_by_subject leads with the tenant, and every recall
-    # writes a record, so each index is paid on the hot path.
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    # writes a record, so each index is paid on the hot path. No constraint in the
+    # database either: its check at commit locked the tenant's row (FOR KEY SHARE) on
+    # every recall, so a tenant's concurrent recalls shared that lock through a multixact
+    # written to the tenant's row. Django still deletes a tenant's records with it.
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False)
     user_id = models.CharField(max_length=128)
     caller = models.CharField(max_length=160)
     query = models.JSONField(default=dict)

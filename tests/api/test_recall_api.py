@@ -236,3 +236,19 @@ def test_prepared_statements_can_be_turned_off_for_a_pooler(recall_client, memor
     entities = [f"project:p{index}" for index in range(5)]  # a statement shape no other test prepares
     assert recall_client.get(URL, {"user_id": "u1", "entity": entities}).status_code == 200
     assert set(_prepared_statements()) == before
+
+
+def test_a_tenants_recall_records_go_with_it_without_a_database_constraint(recall_client, memory, tenant):
+    """RecallRecord.tenant has no constraint in the database (its check locked the tenant's
+    row on every recall); Django's cascade still deletes the records with their tenant."""
+    assert recall_client.get(URL, {"user_id": "u1"}).status_code == 200
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_constraint WHERE conrelid = 'reviews_recallrecord'::regclass AND contype = 'f'"
+            )
+            assert cursor.fetchone()[0] == 0
+
+    tenant.delete()
+
+    assert not RecallRecord.objects.exists()
