@@ -257,6 +257,7 @@ def main() -> None:
         errors = sum(run["errors"] + run["non_2xx"] for run in runs)
         summary[name] = (p99_median, errors)
         print(f"{name:21} {rps:8.0f} {p50:8.2f} {p99:8.2f} {errors:7d}   (median slice p99 {p99_median:.2f})")
+        print(f"{'':21} p99 per slice, ms: " + " ".join(f"{run['p99_us'] / 1000:.1f}" for run in runs))
     print()
     for name in ("recall", "recall, async commit"):
         pair_ratios = [r["rps"] / f["rps"] for f, r in zip(results["floor"], results[name])]
