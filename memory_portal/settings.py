@@ -158,7 +158,8 @@ AXES_LOCKOUT_CALLABLE = "reviews.throttling.locked_out_response"
 # The audit trail records what matters (lockouts); Axes' own log of every sign-in would grow
 # without end. Form fields it keeps of a failure are masked (the password always is).
 AXES_DISABLE_ACCESS_LOG = True
-AXES_SENSITIVE_PARAMETERS = ["username", "ip_address", "csrfmiddlewaretoken"]
+# Masked in the attempts Axes stores: "next" is whatever the sign-in form was sent with.
+AXES_SENSITIVE_PARAMETERS = ["username", "ip_address", "csrfmiddlewaretoken", "next"]
 LOGIN_URL = "reviews:login"
 LOGIN_REDIRECT_URL = "reviews:queue"
 

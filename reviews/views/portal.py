@@ -25,6 +25,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from ..actors import Actor
 from ..errors import DomainError, NotFound
+from ..forms import EntityRefField, IdentifierField
 from ..labels import labels_cached_on
 from ..permissions import PORTAL_SESSION_KEY, portal_binding, portal_subject
 from ..portal_selectors import (
@@ -137,8 +138,8 @@ class NoteForm(forms.Form):
 
 
 class ScopeForm(forms.Form):
-    thread_id = forms.CharField(required=False, max_length=128)
-    entity = forms.CharField(required=False, max_length=200)
+    thread_id = IdentifierField(name="The conversation", required=False)
+    entity = EntityRefField(required=False)
     field = forms.CharField(required=False, max_length=80)
 
     def clean(self):

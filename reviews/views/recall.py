@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import wraps
 
+from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, render
@@ -11,9 +12,10 @@ from django.views.decorators.http import require_GET
 
 from ..actors import Actor
 from ..models import ActorKind, ApiKey, Fact, RecallRecord
+from ..forms import IdentifierField
 from ..permissions import can_audit, staff_tenant
 from ..replicas import replica_view
-from ..selectors import recall_record_facts, recall_records_page, recalls_of_fact
+from ..selectors import RecallRecordsPage, recall_record_facts, recall_records_page, recalls_of_fact
 
 
 def auditor_view(view):
@@ -39,25 +41,37 @@ def _caller_names(tenant, records) -> dict[str, str]:
     return {str(Actor(ActorKind.API_KEY, prefix)): name for prefix, name in keys if name}
 
 
-def _positive_int(raw: str | None) -> int | None:
-    return int(raw) if raw and raw.isdigit() and len(raw) < 19 else None
+# Ids are PostgreSQL bigints: a "before" past them names no record.
+MAX_RECORD_ID = 2**63 - 1
+
+
+class RecallFilterForm(forms.Form):
+    user_id = IdentifierField(name="The user", required=False)
+    caller = forms.CharField(max_length=160, required=False)
+    before = forms.IntegerField(min_value=1, max_value=MAX_RECORD_ID, required=False)
 
 
 @auditor_view
 @replica_view
 def recall_list(request):
-    user_id = request.GET.get("user_id", "").strip()[:128]
-    caller = request.GET.get("caller", "").strip()[:160]
-    page = recall_records_page(
-        tenant=request.tenant, user_id=user_id, caller=caller, before=_positive_int(request.GET.get("before"))
+    """The recall records newest first, filtered by user and caller. A filter that is not
+    valid (a NUL, a malformed id) is shown beside its field, matching nothing (400)."""
+    form = RecallFilterForm(request.GET)
+    valid = form.is_valid()
+    filters = form.cleaned_data if valid else {}
+    page = (
+        recall_records_page(tenant=request.tenant, user_id=filters["user_id"], caller=filters["caller"],
+                            before=filters["before"])
+        if valid else RecallRecordsPage([], None)
     )
     context = {
         "page": page,
-        "filters": {"user_id": user_id, "caller": caller},
+        "form": form,
+        "filters": {name: filters.get(name) or form.data.get(name, "") for name in ("user_id", "caller")},
         "caller_names": _caller_names(request.tenant, page.records),
     }
     template = "recall/list.html#results" if request.htmx else "recall/list.html"
-    return render(request, template, context)
+    return render(request, template, context, status=200 if valid else 400)
 
 
 @auditor_view

@@ -35,6 +35,7 @@ from ..models import (
     FieldDefinition,
     Sensitivity,
 )
+from ..forms import IdentifierField
 from ..permissions import can_decide, can_view_queue, staff_tenant
 from ..templatetags.reviewer_tags import FLAG_LABELS
 from ..selectors import (
@@ -111,8 +112,14 @@ def decider_view(view):
 
 
 def _back(request, fallback: str) -> str:
+    """Where a form says to go back to: a path on this site, else ``fallback``. Only a path
+    (``/…``): redirect() would take any other word for a view's name to look up."""
     target = request.POST.get("next") or request.GET.get("next") or ""
-    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=False):
+    if (
+        target.startswith("/")
+        and target.isprintable()
+        and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=False)
+    ):
         return target
     return fallback
 
@@ -166,7 +173,7 @@ class QueueFilterForm(forms.Form):
     conflict = forms.ChoiceField(label=gettext_lazy("Conflict"), choices=YES_NO, required=False)
     new_entity = forms.ChoiceField(label=gettext_lazy("New entity"), choices=YES_NO, required=False)
     age = forms.ChoiceField(label=gettext_lazy("Age"), choices=AGE_CHOICES, required=False)
-    user_id = forms.CharField(label=gettext_lazy("User"), max_length=128, required=False)
+    user_id = IdentifierField(name="The user", label=gettext_lazy("User"), required=False)
 
     def __init__(self, *args, tenant, **kwargs):
         super().__init__(*args, **kwargs)

@@ -26,6 +26,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from ..actors import Actor
 from ..errors import DomainError
+from ..identifiers import identifier_problem
 from ..labels import MAX_LABEL_LENGTH, TenantLabels, known_relation_names
 from ..extraction import active_extractor_name, prompt_versions
 from ..models import (
@@ -392,6 +393,8 @@ def field_add(request, form):
 @_console_step("schema", FieldAttributesForm)
 def field_edit(request, form, entity_type: str, field_name: str):
     tenant = request.tenant
+    if identifier_problem(entity_type) or identifier_problem(field_name):
+        raise Http404  # no schema field is named so (a NUL, a control character): none to look up
     edited = f"{entity_type}.{field_name}"
 
     def check():

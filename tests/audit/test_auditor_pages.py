@@ -237,3 +237,18 @@ def test_a_failed_export_can_be_run_again(as_user, auditor, memory, tenant, run_
     assert response["Location"] == f"/audit/exports/{again.pk}/"
     assert (again.status, again.format, again.filters["user_id"]) == (ExportStatus.READY, "csv", USER)
     assert as_user(reviewer).post(f"/audit/exports/{failed.pk}/again").status_code == 403
+
+
+@pytest.mark.parametrize("user_id", ["my key is AKIAIOSFODNN7EXAMPLE", "a\x00b", "\u202egnp", "x" * 129],
+                         ids=["a credential", "a nul", "invisible characters", "too long"])
+def test_an_export_for_a_malformed_user_id_is_refused_on_the_form(as_user, auditor, memory, tenant, user_id):
+    client = as_user(auditor)
+    client.raise_request_exception = False
+    exports_before = AuditEvent.objects.filter(tenant_id=tenant.pk).count()
+
+    for response in (client.get("/audit/export", {"user_id": user_id}),
+                     client.post("/audit/exports/", {"format": "jsonl", "user_id": user_id})):
+        assert response.status_code == 400, response.exc_info
+        assert response.context["form"].errors["user_id"]
+    assert AuditEvent.objects.filter(tenant_id=tenant.pk).count() == exports_before
+    assert not AuditExport.objects.exists()

@@ -357,6 +357,23 @@ class TestControls:
         assert Fact.objects.get(pk=alice.role.pk).status == "deleted"
         assert Fact.objects.get(pk=alice.name.pk).status == "active"
 
+    @pytest.mark.parametrize("scope", [
+        {"entity": "project:my key is AKIAIOSFODNN7EXAMPLE"}, {"entity": "project:a\u202eb"},
+        {"entity": "project:" + "x" * 129}, {"entity": "project:a\x00b"}, {"entity": "project"},
+        {"thread_id": "alice-t1\u200b\x01"},
+    ], ids=["credential id", "invisible id", "id too long", "nul id", "no id", "control characters in thread"])
+    def test_a_scope_whose_id_is_not_an_identifier_is_refused_and_deletes_nothing(self, tenant, alice, alice_client,
+                                                                                   scope):
+        alice_client.raise_request_exception = False
+        events = AuditEvent.objects.filter(tenant_id=tenant.pk).count()
+        for response in (alice_client.get("/me/controls/delete/", scope),
+                         alice_client.post("/me/controls/delete/", scope)):
+            assert response.status_code == 302 and response["Location"] == "/me/controls/", response.exc_info
+        shown = text(alice_client.get("/me/controls/"))
+        assert "must" in shown or "type:id" in shown
+        assert Fact.objects.filter(subject__user_id="alice", status="active").count() == 4
+        assert AuditEvent.objects.filter(tenant_id=tenant.pk).count() == events
+
     def test_a_deletion_needs_a_scope(self, alice, alice_client):
         response = alice_client.post("/me/controls/delete/", {})
         assert response.status_code == 302

@@ -104,3 +104,25 @@ def test_signed_out_visitors_go_to_sign_in(client, traced):
 def test_writes_are_not_allowed(client, auditor, traced):
     client.force_login(auditor)
     assert client.post("/audit/recalls/").status_code == 405
+
+
+@pytest.mark.parametrize(
+    "query",
+    [{"user_id": "a\x00b"}, {"caller": "api_key:a\x00b"}, {"user_id": "my key is AKIAIOSFODNN7EXAMPLE"},
+     {"user_id": "\u202egnp"}, {"before": "9" * 40}, {"before": "-1"}],
+    ids=["nul in user_id", "nul in caller", "credential as user_id", "invisible characters", "huge before",
+         "negative before"],
+)
+def test_a_filter_that_is_not_valid_is_named_beside_its_field_and_matches_nothing(client, auditor, traced, query):
+    client.raise_request_exception = False
+    response = page(client, auditor, "/audit/recalls/", data=query)
+
+    assert response.status_code == 400, response.exc_info
+    body = response.content.decode()
+    assert "data-filter-error" in body and "No recall matches." in body
+    assert f"/audit/recalls/{traced['first'].pk}/" not in body
+
+
+def test_a_valid_before_still_pages(client, auditor, traced):
+    body = page(client, auditor, "/audit/recalls/", data={"before": traced["second"].pk}).content.decode()
+    assert f"/audit/recalls/{traced['first'].pk}/" in body and f"/audit/recalls/{traced['other'].pk}/" not in body

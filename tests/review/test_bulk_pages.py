@@ -181,3 +181,16 @@ def test_without_javascript_a_bulk_decision_redirects_with_its_messages(tenant, 
                                            "next": "/review/?field=preference"})
     assert response.status_code == 302 and response["Location"] == "/review/?field=preference"
     assert [str(m) for m in get_messages(response.wsgi_request)] == ["Approved 2 items."]
+
+
+def test_a_nul_in_the_note_is_refused_and_decides_nothing(tenant, review_queue, reviewer_client):
+    items = preferences(tenant, 2)
+    reviewer_client.raise_request_exception = False
+    for decision in ("approve", "reject"):
+        for headers in ({}, HTMX):
+            response = reviewer_client.post(BULK, {"selected": [f"{i.pk}:{i.version}" for i in items],
+                                                   "decision": decision, "note": "a\x00b"}, **headers)
+            assert response.status_code == 200, response.exc_info
+            assert "data-bulk-error" in response.content.decode()
+    assert statuses(items) == {CandidateStatus.PENDING_REVIEW}
+    assert not AuditEvent.objects.filter(tenant_id=tenant.pk, action__startswith="candidate.", actor__startswith="reviewer:").exists()

@@ -41,6 +41,15 @@ class TestApprove:
         response = reviewer_client.post(url("approve", review_queue.evidence), {"version": 1, "next": "https://evil.example/"})
         assert response["Location"] == reverse("reviews:queue")
 
+    @pytest.mark.parametrize("target", ["queue", "-1", "a\x00b", "/review/\r\nX-Injected: 1", "1e309"])
+    def test_a_next_that_is_not_a_path_goes_back_to_the_queue(self, review_queue, reviewer_client, target):
+        # redirect() takes any other word for the name of a view to look up: it used to fail with a 500.
+        reviewer_client.raise_request_exception = False
+        for action in ("approve", "reject", "undo"):
+            response = reviewer_client.post(url(action, review_queue.evidence), {"version": 1, "next": target})
+            assert response.status_code == 302, response.exc_info
+            assert response["Location"] == reverse("reviews:queue")
+
     def test_an_edit_to_a_credential_is_refused(self, review_queue, reviewer_client):
         response = reviewer_client.post(url("approve", review_queue.evidence), {"version": 1, "value": "password: hunter2"})
         assert refreshed(review_queue.evidence).status == "pending_review"

@@ -102,3 +102,11 @@ def test_what_axes_keeps_of_a_failure_holds_no_password_or_token(reviewer):
     [attempt] = AccessAttempt.objects.all()
     assert attempt.username == reviewer.username
     assert "my-real-password-almost" not in attempt.post_data and "t0k3n" not in attempt.post_data
+
+
+def test_what_axes_keeps_of_a_failure_holds_no_credential_sent_as_next(reviewer):
+    Client(REMOTE_ADDR="203.0.113.7").post(
+        "/login/", {"username": reviewer.username, "password": "wrong", "next": "my key is AKIAIOSFODNN7EXAMPLE"}
+    )
+    [attempt] = AccessAttempt.objects.all()
+    assert "AKIAIOSFODNN7EXAMPLE" not in attempt.post_data + attempt.get_data

@@ -209,3 +209,13 @@ def test_console_pages_have_no_inline_script_or_style(admin):
 def test_the_console_speaks_chinese(admin):
     page = admin.get("/tenant/keys/", HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9").content.decode()
     assert "API 密钥" in page and "最近的治理变更" in page and "Recent governance changes" not in page
+
+
+@pytest.mark.parametrize("path", ["user/a%00b", "user/na%01me", "a%00b/name"], ids=["nul field", "control", "nul type"])
+def test_a_field_path_no_schema_field_can_have_is_not_found(admin, tenant, path):
+    admin.raise_request_exception = False
+    events_before = AuditEvent.objects.filter(tenant_id=tenant.pk).count()
+    response = admin.post(f"/tenant/schema/{path}", {"cardinality": "one", "sensitivity": "normal",
+                                                      "category": "identity", "step": "save"})
+    assert response.status_code == 404, response.exc_info
+    assert AuditEvent.objects.filter(tenant_id=tenant.pk).count() == events_before
