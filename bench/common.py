@@ -33,6 +33,19 @@ def publish_tasks_to(broker: str) -> None:
     app.conf.broker_url, app.conf.task_always_eager = broker, False
 
 
+def server_env(name: str, **extra: str) -> dict[str, str]:
+    """The environment of a benchmark's own server: production settings with throwaway
+    keys named after the benchmark, quiet logs; ``extra`` adds or overrides."""
+    return {
+        "DJANGO_DEBUG": "0",
+        "DJANGO_SECRET_KEY": f"bench-{name}-only-not-a-secret-" + "x" * 32,
+        "MEMORY_DIGEST_KEY": f"bench-{name}-only-digest-key",
+        "LOG_LEVEL": "WARNING",
+        "PYTHONWARNINGS": "ignore::UserWarning",
+        **extra,
+    }
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

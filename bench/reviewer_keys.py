@@ -40,18 +40,11 @@ import time  # noqa: E402
 from collections import defaultdict  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
-from bench.common import ensure_database, free_port, start, stop, wait_until  # noqa: E402
+from bench.common import ensure_database, free_port, server_env, start, stop, wait_until  # noqa: E402
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_portal.settings")
 DATABASE_URL = "postgres://postgres@127.0.0.1:5432/memory_portal_bench_keys"
-ENV = {
-    "DJANGO_DEBUG": "0",
-    "DJANGO_SECRET_KEY": "bench-keys-only-not-a-secret-" + "x" * 32,
-    "MEMORY_DIGEST_KEY": "bench-keys-only-digest-key",
-    "DJANGO_SECURE_COOKIES": "0",  # plain HTTP to our own loopback server
-    "LOG_LEVEL": "WARNING",
-    "PYTHONWARNINGS": "ignore::UserWarning",
-}
+ENV = server_env("keys", DJANGO_SECURE_COOKIES="0")  # plain HTTP to our own loopback server
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",

@@ -35,20 +35,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_portal.settings")
 DATABASE_URL = "postgres://postgres@127.0.0.1:5432/memory_portal_bench_soak"
-ENV = {
-    "DJANGO_DEBUG": "0",
-    "DJANGO_SECRET_KEY": "bench-soak-only-not-a-secret-" + "x" * 32,
-    "MEMORY_DIGEST_KEY": "bench-soak-only-digest-key",
-    "MEMORY_API_RATE": "100000000/s",
-    "LOG_LEVEL": "WARNING",
-    "PYTHONWARNINGS": "ignore::UserWarning",
-}
 FIXTURE = ROOT / "reviews" / "fixtures" / "demo_conversations.jsonl"
 OPERATIONS = ("ingest", "candidates", "approve", "recall", "erase")
 WEIGHTS = (30, 25, 25, 19, 1)
 
 from bench import common  # noqa: E402 - after the path is set
-from bench.common import ensure_database, free_port, stop, wait_until  # noqa: E402
+from bench.common import ensure_database, free_port, server_env, stop, wait_until  # noqa: E402
+
+ENV = server_env("soak", MEMORY_API_RATE="100000000/s")
 
 
 def start(command: list[str], env: dict, log: Path):
