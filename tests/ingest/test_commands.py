@@ -73,7 +73,7 @@ class TestDemo:
 
         tenant = Tenant.objects.get(slug="demo")
         roles = dict(Membership.objects.filter(tenant=tenant).values_list("user__username", "role"))
-        assert roles == {"reviewer": "reviewer", "auditor": "auditor"}
+        assert roles == {"reviewer": "reviewer", "auditor": "auditor", "steward": "tenant_admin"}
         assert get_user_model().objects.get(username="reviewer").check_password("reviewer")
         fixture_ids = {m["id"] for c in load_conversations() for m in c["messages"]}
         assert set(Message.objects.filter(tenant=tenant).values_list("message_id", flat=True)) == fixture_ids
@@ -81,6 +81,8 @@ class TestDemo:
         assert Candidate.objects.filter(tenant=tenant, extractor="rules").count() > 40
         assert "[10/10] alice / t-alice-3: 1 new, 0 already there" in output
         assert "(sign in: reviewer / reviewer, auditor / auditor)" in output
+        assert "http://127.0.0.1:8000/tenant/  (steward / steward)" in output
+        assert get_user_model().objects.get(username="steward").check_password("steward")
         # One key that can try every README example, and a login that opens the admin.
         key = re.search(r"API key with every scope .*\n  export KEY=(mp_\S+)\n", output).group(1)
         assert sorted(ApiKey.objects.get(tenant=tenant, prefix=key.split("_")[1]).scopes) == sorted(Scope.values)

@@ -20,7 +20,12 @@ from reviews.services.tenants import api_key_create, staff_create, tenant_create
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "demo_conversations.jsonl"
 DEMO_TENANT = "demo"
-DEMO_PEOPLE = [("reviewer", "reviewer", Role.REVIEWER), ("auditor", "auditor", Role.AUDITOR)]
+DEMO_PEOPLE = [
+    ("reviewer", "reviewer", Role.REVIEWER),
+    ("auditor", "auditor", Role.AUDITOR),
+    # The tenant admin console (/tenant/) needs its own role: the superuser is not tenant staff.
+    ("steward", "steward", Role.TENANT_ADMIN),
+]
 DEMO_SUBJECT = "alice"
 # A Django superuser for the admin (/admin/): demo data only, never for a real installation.
 DEMO_SUPERUSER = ("admin", "admin")
@@ -70,9 +75,9 @@ class Command(BaseCommand):
             user = User.objects.filter(username=username).first()
             if user is None:
                 staff_create(tenant=tenant, username=username, role=role, password=password)
-                self.stdout.write(f"Created {role} {username!r} (password {password!r}).")
+                self.stdout.write(f"Created {str(role.label).lower()} {username!r} (password {password!r}).")
             elif Membership.objects.filter(user=user, tenant=tenant).exists():
-                self.stdout.write(f"{role.capitalize()} {username!r} exists (password {password!r} unless changed).")
+                self.stdout.write(f"{role.label} {username!r} exists (password {password!r} unless changed).")
             else:
                 self.stderr.write(f"User {username!r} exists but is not in tenant {DEMO_TENANT!r}; left alone.")
         username, password = DEMO_SUPERUSER
@@ -110,6 +115,7 @@ class Command(BaseCommand):
         base = settings.MEMORY_PUBLIC_BASE_URL.rstrip("/")
         self.stdout.write("")
         self.stdout.write(f"Reviewer dashboard: {base}/review/  (sign in: reviewer / reviewer, auditor / auditor)")
+        self.stdout.write(f"Tenant admin:       {base}/tenant/  (steward / steward)")
         self.stdout.write(f"Django admin:       {base}/admin/  (admin / admin)")
         self.stdout.write(f"API index and docs: {base}/api/v1/  {base}/api/docs/")
         self.stdout.write(f"mem0-compatible:    {base}/compat/mem0  (MemoryClient(api_key=KEY, host=...))")
