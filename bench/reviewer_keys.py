@@ -11,10 +11,17 @@ form and decides ``--decisions`` items with nothing but key presses:
   (undo the approval just made; the item is open again and is then approved once more).
 
 For every decision it counts the key presses and measures, inside the page with
-``performance.now()`` (listeners injected before the page's own script), the time from the
-decisive key (``a``, ``Enter``, ``Ctrl+Enter``, ``u``, ``c``) until the next item is
-focused (``focusin`` on another ``[data-item]``, ``document.activeElement`` checked). If the
-focus does not move by itself, the bench presses ``j`` and counts the extra key.
+``performance.now()`` (listeners injected before the page's own script), from the decisive
+key (``a``, ``Enter``, ``Ctrl+Enter``, ``u``, ``c``):
+
+* browser: until the next item is focused (``focusin`` on another ``[data-item]``,
+  ``document.activeElement`` checked) *and* the decided item shows its decision, pending
+  (``data-pending``: sent, no answer yet) or done (``data-open="0"``, the server's line),
+  whichever comes later; this is the figure the target is about;
+* server: the decision request from sent to answered (Resource Timing of the XHR);
+* done: from the key until that answer arrived (the decision is then made).
+
+If the focus does not move by itself, the bench presses ``j`` and counts the extra key.
 
 At the end the database must hold exactly what was decided: every approval approved with
 its value, every edit approved with the typed value, every rejection rejected with its
@@ -66,15 +73,34 @@ PROBE = """
 (() => {
   const now = () => performance.timeOrigin + performance.now();
   window.__focus = [];
+  window.__marks = [];
+  // Every decision request of the session, however many (the default buffer holds 250).
+  performance.setResourceTimingBufferSize(100000);
   document.addEventListener("keydown", (event) => {
     sessionStorage.setItem("benchKey", JSON.stringify({ key: event.key, t: now() }));
   }, true);
   document.addEventListener("focusin", (event) => {
     const item = event.target.closest && event.target.closest("[data-item]");
     if (item && event.target === item) {
-      window.__focus.push({ id: item.id, open: item.dataset.open === "1", t: now() });
+      window.__focus.push({ id: item.id, open: item.dataset.open === "1" && !item.hasAttribute("data-pending"), t: now() });
     }
   }, true);
+  // When an item first shows a decision, pending (sent, no answer yet) or done (the server's
+  // decided line swapped in): the reviewer sees that the key did something.
+  const shown = (node) => {
+    if (node.nodeType !== 1) return;
+    const items = node.matches("[data-item]") ? [node] : [...node.querySelectorAll("[data-item]")];
+    for (const item of items) {
+      const state = item.hasAttribute("data-pending") ? "pending" : item.dataset.open === "0" ? "done" : "";
+      if (state) window.__marks.push({ id: item.id, state, t: now() });
+    }
+  };
+  new MutationObserver((records) => {
+    for (const record of records) {
+      if (record.type === "attributes") shown(record.target);
+      else record.addedNodes.forEach(shown);
+    }
+  }).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-pending", "data-open"] });
 })();
 """
 
@@ -85,8 +111,13 @@ class Decision:
     candidate_id: int
     keys: int  # every key pressed for it, typed characters included
     command_keys: int  # the keys that are not typed text
-    ms: float | None  # decisive key → next item focused
+    ms: float | None  # decisive key → next item focused and this one shown pending or done (the later)
     extra_keys: list[str] = field(default_factory=list)
+    key_at: float | None = None  # the decisive key, ms since the epoch (the browser's clock)
+    focus_ms: float | None = None  # decisive key → next item focused
+    shown_ms: float | None = None  # decisive key → this item shown pending or done
+    server_ms: float | None = None  # the decision request: sent → answer received (the server's time)
+    done_ms: float | None = None  # decisive key → the server's answer received (the decision is made)
 
 
 def seed(count: int):
@@ -132,6 +163,14 @@ def plan(decisions: int) -> list[str]:
     return kinds
 
 
+@dataclass
+class Timing:
+    ms: float | None
+    key_at: float | None
+    focus_ms: float | None
+    shown_ms: float | None
+
+
 class Driver:
     def __init__(self, page):
         self.page = page
@@ -143,26 +182,36 @@ class Driver:
         return self.page.evaluate("() => window.__focus.length")
 
     def wait_for_focus(self, since: int, *, away_from: str | None = None, on: str | None = None,
-                       timeout: float = 5_000) -> float | None:
-        """ms from the last key to the first open item focused after ``since`` (another item than
-        ``away_from``, or ``on``); None if the focus did not get there in time."""
+                       decided: str | None = None, timeout: float = 5_000) -> Timing:
+        """From the last key to the first open item focused after ``since`` (another item than
+        ``away_from``, or ``on``) and, with ``decided``, to that item showing its decision
+        (pending or done); ms None if either did not happen in time."""
+        condition = """([since, away, on, decided]) => {
+            const key = JSON.parse(sessionStorage.getItem("benchKey"));
+            const focus = window.__focus.slice(since).find(
+                (f) => f.open && (on ? f.id === on : f.id !== away));
+            const mark = decided ? window.__marks.find((m) => m.id === decided && m.t >= key.t) : null;
+            if (!focus || !document.activeElement || document.activeElement.id !== focus.id) return null;
+            if (decided && !mark) return null;
+            return { key: key.t, focus: focus.t - key.t, shown: mark ? mark.t - key.t : null };
+        }"""
+        arg = [since, away_from, on, decided]
         try:
-            self.page.wait_for_function(
-                """([since, away, on]) => window.__focus.slice(since).some(
-                       (f) => f.open && (on ? f.id === on : f.id !== away)
-                         && document.activeElement && document.activeElement.id === f.id)""",
-                arg=[since, away_from, on],
-                timeout=timeout,
-            )
+            self.page.wait_for_function(condition, arg=arg, timeout=timeout)
         except Exception:  # noqa: BLE001 - Playwright's TimeoutError: the focus did not move
-            return None
+            key = self.page.evaluate("() => JSON.parse(sessionStorage.getItem('benchKey')).t")
+            return Timing(None, key, None, None)
+        found = self.page.evaluate(condition, arg)
+        ms = max(found["focus"], found["shown"] if found["shown"] is not None else found["focus"])
+        return Timing(ms, found["key"], found["focus"], found["shown"])
+
+    def requests(self) -> list[dict]:
+        """Every XHR the page made and completed: its path, sent and answered (epoch ms)."""
         return self.page.evaluate(
-            """([since, away, on]) => {
-                 const f = window.__focus.slice(since).find((f) => f.open && (on ? f.id === on : f.id !== away));
-                 const key = JSON.parse(sessionStorage.getItem("benchKey"));
-                 return f.t - key.t;
-               }""",
-            [since, away_from, on],
+            """() => performance.getEntriesByType("resource")
+                 .filter((e) => e.initiatorType === "xmlhttprequest")
+                 .map((e) => ({ path: new URL(e.name).pathname, sent: performance.timeOrigin + e.startTime,
+                                answered: performance.timeOrigin + e.responseEnd }))"""
         )
 
 
@@ -221,14 +270,25 @@ def run(args) -> int:
             for index, kind in enumerate(plan(args.decisions)):
                 if kind == "claim+approve":
                     current = driver.focused_item()
-                    page.keyboard.press("c")  # a plain form: the page reloads with the claim made
-                    page.wait_for_load_state("load")
-                    page.wait_for_function("() => document.activeElement && document.activeElement.matches('[data-item]')")
-                    ms = page.evaluate(
-                        "() => { const f = window.__focus[0]; const key = JSON.parse(sessionStorage.getItem('benchKey'));"
-                        " return f && key.key === 'c' ? f.t - key.t : null; }"
+                    since = driver.focus_log_length()
+                    page.evaluate("() => { window.__beforeClaim = true; }")
+                    page.keyboard.press("c")
+                    # The queue region is swapped in with the claim made (or, by a plain form, the
+                    # page reloads: a new document has no __beforeClaim and a fresh focus log).
+                    page.wait_for_function(
+                        """(since) => (!window.__beforeClaim || window.__focus.length > since)
+                             && document.activeElement && document.activeElement.matches('[data-item]')""",
+                        arg=since,
                     )
-                    decided.append(Decision("claim", candidate_of(current), 1, 1, ms))
+                    found = page.evaluate(
+                        """(since) => { const key = JSON.parse(sessionStorage.getItem('benchKey'));
+                             const f = window.__focus[window.__beforeClaim ? since : 0];
+                             return f && key.key === 'c' ? { ms: f.t - key.t, key: key.t } : null; }""",
+                        since,
+                    )
+                    claim = Decision("claim", candidate_of(current), 1, 1, found and found["ms"])
+                    claim.key_at, claim.focus_ms = found and found["key"], found and found["ms"]
+                    decided.append(claim)
                     if "claimed by you" not in (page.locator(f"#{driver.focused_item()}").text_content() or ""):
                         problems.append("after c the focused item does not say it is claimed by the reviewer")
                     kind = "approve"
@@ -263,40 +323,68 @@ def run(args) -> int:
                     page.keyboard.press("Control+Enter")
                     keys, command = 2 + len(typed), 2
                     expected[pk] = ("approved", typed)
-                ms = driver.wait_for_focus(since, away_from=current)
+                timing = driver.wait_for_focus(since, away_from=current, decided=current)
+                key_at = timing.key_at
                 extra = []
-                while ms is None and len(extra) < 3:  # the focus stayed: the reviewer moves on by hand
+                while timing.ms is None and len(extra) < 3:  # the focus stayed: the reviewer moves on by hand
                     extra.append("j")
                     since = driver.focus_log_length()
                     page.keyboard.press("j")
-                    ms = driver.wait_for_focus(since, away_from=current, timeout=3_000)
-                if ms is None:
+                    timing = driver.wait_for_focus(since, away_from=current, decided=current, timeout=3_000)
+                if timing.ms is None:
                     problems.append(f"decision {index + 1} ({kind}): the focus never reached another open item")
                 label = {"approve": "approve", "approve+undo": "approve"}.get(kind, kind)
                 if label == "approve" and at_page_end:
                     label = "approve, last on the page (loads More)"
-                decided.append(Decision(label, pk, keys + len(extra), command + len(extra), ms, extra))
+                decided.append(Decision(label, pk, keys + len(extra), command + len(extra), timing.ms, extra,
+                                        key_at, timing.focus_ms, timing.shown_ms))
                 if kind == "approve+undo":
-                    # Undo what was just approved: the toast's Undo, by key; the item is open again
-                    # and keeps the focus, then it is approved once more (one more plain approval).
-                    page.wait_for_selector("#toast form[data-undo]")
+                    # Undo what was just approved: the toast's Undo (of this item), by key; the item
+                    # is open again and keeps the focus, then it is approved once more.
+                    page.wait_for_selector(f"#toast form[data-undo][action*='/candidates/{pk}/']")
                     since = driver.focus_log_length()
                     page.keyboard.press("u")
-                    ms = driver.wait_for_focus(since, on=current)
-                    decided.append(Decision("undo", pk, 1, 1, ms))
-                    if ms is None:
+                    timing = driver.wait_for_focus(since, on=current)
+                    decided.append(Decision("undo", pk, 1, 1, timing.ms, [], timing.key_at, timing.focus_ms))
+                    if timing.ms is None:
                         problems.append("after u the undone item did not get the focus back")
                         break
                     since = driver.focus_log_length()
                     page.keyboard.press("a")
-                    ms = driver.wait_for_focus(since, away_from=current)
-                    decided.append(Decision("approve", pk, 1, 1, ms))
+                    timing = driver.wait_for_focus(since, away_from=current, decided=current)
+                    decided.append(Decision("approve", pk, 1, 1, timing.ms, [], timing.key_at, timing.focus_ms,
+                                            timing.shown_ms))
             elapsed = time.perf_counter() - started
             page.wait_for_load_state("networkidle")
+            # Every answer is in: match each decision with its request (the first to its item's
+            # address sent after its key).
+            match_requests(decided, driver.requests())
             browser.close()
     finally:
         stop(server)
     return report(tenant, ids, decided, expected, problems, elapsed, load_avg, args)
+
+
+REQUEST_PATHS = {"undo": r"/undo$", "claim": r"/review/claim$"}
+
+
+def match_requests(decided: list[Decision], requests: list[dict]) -> None:
+    import re
+
+    used = set()
+    for decision in decided:
+        if decision.key_at is None:
+            continue
+        pattern = REQUEST_PATHS.get(decision.kind, rf"/candidates/{decision.candidate_id}/(approve|reject|settle)$")
+        for index, request in enumerate(requests):
+            if index in used or request["sent"] < decision.key_at - 1 or not re.search(pattern, request["path"]):
+                continue
+            if decision.kind == "undo" and f"/candidates/{decision.candidate_id}/" not in request["path"]:
+                continue
+            used.add(index)
+            decision.server_ms = request["answered"] - request["sent"]
+            decision.done_ms = request["answered"] - decision.key_at
+            break
 
 
 def report(tenant, ids, decided, expected, problems, elapsed, load_avg, args) -> int:
@@ -307,16 +395,23 @@ def report(tenant, ids, decided, expected, problems, elapsed, load_avg, args) ->
         by_kind[decision.kind].append(decision)
     print(f"\n{args.decisions} decisions by keyboard in {elapsed:.1f} s; load average {' '.join(f'{x:.2f}' for x in load_avg)}"
           f" on {os.cpu_count()} cores; gunicorn x{args.workers}, headless Chromium")
-    print(f"{'action':<40} {'n':>4} {'keys each':>10} {'non-text':>9} {'median ms':>10} {'p90 ms':>8} {'max ms':>8}")
+    print("browser: the decisive key → the next item focused and the decided one shown pending or done (the later);"
+          "\nserver: its request sent → answered; done: the key → the server's answer received (ms; median/p90/max)")
+    print(f"{'action':<40} {'n':>4} {'keys each':>10} {'non-text':>9} {'browser':>14} {'server':>14} {'done':>14}")
+
+    def spread(values) -> str:
+        values = sorted(v for v in values if v is not None)
+        if not values:
+            return "-"
+        p90 = values[min(len(values) - 1, int(len(values) * 0.9))]
+        return f"{statistics.median(values):.0f}/{p90:.0f}/{values[-1]:.0f}"
+
     for kind, rows in by_kind.items():
-        times = sorted(d.ms for d in rows if d.ms is not None)
         keys = sorted({d.keys for d in rows})
         command = sorted({d.command_keys for d in rows})
         cell = lambda values: "/".join(str(v) for v in values)  # noqa: E731
-        median = f"{statistics.median(times):.0f}" if times else "-"
-        p90 = f"{times[min(len(times) - 1, int(len(times) * 0.9))]:.0f}" if times else "-"
-        worst = f"{times[-1]:.0f}" if times else "-"
-        print(f"{kind:<40} {len(rows):>4} {cell(keys):>10} {cell(command):>9} {median:>10} {p90:>8} {worst:>8}")
+        print(f"{kind:<40} {len(rows):>4} {cell(keys):>10} {cell(command):>9} {spread(d.ms for d in rows):>14}"
+              f" {spread(d.server_ms for d in rows):>14} {spread(d.done_ms for d in rows):>14}")
     plain = [d for d in decided if d.kind.startswith("approve")]
     if any(d.keys != 1 for d in plain):
         problems.append(
@@ -328,8 +423,14 @@ def report(tenant, ids, decided, expected, problems, elapsed, load_avg, args) ->
     plain_times = sorted(d.ms for d in plain if d.ms is not None)
     if plain_times:
         over = sum(1 for t in plain_times if t >= TARGET_MS)
-        print(f"plain approvals: {len(plain)}, next item focused in median {statistics.median(plain_times):.0f} ms, "
-              f"{over} of them in {TARGET_MS} ms or more (target: under {TARGET_MS} ms)")
+        print(f"plain approvals: {len(plain)}, next item focused (and the decided one shown) in median "
+              f"{statistics.median(plain_times):.0f} ms, {over} of them in {TARGET_MS} ms or more (target: under {TARGET_MS} ms)")
+        server = sorted(d.server_ms for d in plain if d.server_ms is not None)
+        done = sorted(d.done_ms for d in plain if d.done_ms is not None)
+        if server:
+            print(f"  their requests: server answered in median {statistics.median(server):.0f} ms "
+                  f"(max {server[-1]:.0f}); decision made {statistics.median(done):.0f} ms after the key in median "
+                  f"(max {done[-1]:.0f}); {len(server)} of {len(plain)} requests matched")
 
     # The database must say exactly what the keys decided.
     rows = {c.pk: c for c in Candidate.objects.filter(pk__in=ids)}
