@@ -398,12 +398,14 @@ def _decide(request, pk: int, kind: str, service, options=_no_options):
 
     ``options(cleaned_data)`` gives the service's arguments beyond the ones every decision
     takes (tenant, candidate, version, note, actor). A decision that went through offers
-    its undo for UNDO_SECONDS (a toast with htmx, the message otherwise).
+    its undo for UNDO_SECONDS (a toast with htmx, the message otherwise). With htmx a refusal
+    is the item with its notice under a 4xx status: 409 when the item moved on (decided by
+    someone else, no longer open), 400 for bad input; the page's script swaps both in.
     """
     form = DecisionForm(request.POST)
-    notice_level, notice, undo_ids = "success", "", []
+    notice_level, notice, undo_ids, status = "success", "", [], 200
     if not form.is_valid():
-        notice_level, notice = "error", _("The form was incomplete; reload the page and try again.")
+        notice_level, notice, status = "error", _("The form was incomplete; reload the page and try again."), 400
     else:
         data = form.cleaned_data
         actor = Actor.reviewer(request.user)
@@ -417,11 +419,12 @@ def _decide(request, pk: int, kind: str, service, options=_no_options):
                 **options(data),
             )
         except StaleVersion:
-            notice_level, notice = "stale", stale_message(_candidate_or_404(request.tenant, pk))
+            notice_level, notice, status = "stale", stale_message(_candidate_or_404(request.tenant, pk)), 409
         except NotFound:
             raise Http404 from None
         except DomainError as error:
             notice_level, notice = "error", error_message(error)
+            status = 400 if isinstance(error, InvalidInput) else 409
         else:
             if kind == "settle":
                 kind = "settle_" + data["resolution"]
@@ -431,12 +434,12 @@ def _decide(request, pk: int, kind: str, service, options=_no_options):
             undo_ids = [decided.pk]
             candidates_claims_renew(tenant=request.tenant, actor=actor)
     if request.htmx:
-        return _item_response(request, pk, notice=notice, notice_level=notice_level, undo_ids=undo_ids)
+        return _item_response(request, pk, notice=notice, notice_level=notice_level, undo_ids=undo_ids, status=status)
     {"success": messages.success, "stale": messages.warning, "error": messages.error}[notice_level](request, notice)
     return redirect(_back(request, reverse("reviews:queue")))
 
 
-def _item_response(request, pk: int, *, notice: str, notice_level: str, undo_ids=()):
+def _item_response(request, pk: int, *, notice: str, notice_level: str, undo_ids=(), status: int = 200):
     """The item as it is now, and the toast (out of band) saying what happened."""
     candidate = _candidate_or_404(request.tenant, pk)
     viewer = str(Actor.reviewer(request.user))
@@ -451,6 +454,7 @@ def _item_response(request, pk: int, *, notice: str, notice_level: str, undo_ids
             notice_level=notice_level,
             undo_ids=list(undo_ids),
         ),
+        status=status,
     )
 
 

@@ -1,15 +1,25 @@
 // Keyboard operation of the review queue. Every key only finds a form or control that the
 // page already shows and submits/opens it, so the same actions work by mouse and without
-// JavaScript. Nothing here builds markup: htmx swaps server-rendered (escaped) partials.
+// JavaScript. Nothing here builds markup: htmx swaps server-rendered (escaped) partials, and
+// the one message with no server answer to show (a decision that never arrived) is a copy of
+// the page's <template data-decision-failed>. A decision does not wait for its answer: the
+// item says "sending" and the focus moves on at once (see htmx:beforeRequest below).
 // No inline scripts or handlers anywhere: this file is the page's only script besides htmx.
 (function () {
   "use strict";
 
   var current = null;
   var toastTimer = null;
-  // The item decided last on the loaded pages while "More" fetches the next one: when it
-  // arrives, the focus goes on to its first open item, as after any other decision.
+  // The id of the item decided last on the loaded pages while "More" fetches the next one:
+  // when it arrives, the focus goes on to its first open item, as after any other decision.
   var continueAfter = null;
+  // Decisions are sent in the background: the focus moves on at once and the item shows
+  // "sending" (data-pending) until the answer swaps in its decided line. Each request has a
+  // number; only the newest decision's answer may put its Undo in the toast, so that `u`
+  // undoes the last decision made, not the last one answered.
+  var sent = 0;
+  var sequence = new WeakMap(); // xhr → its decision's number
+  var undoWanted = 0; // `u` pressed while this decision was still on its way
 
   function items() {
     return Array.prototype.slice.call(document.querySelectorAll("[data-item]"));
@@ -49,10 +59,14 @@
     focusItem(next);
   }
 
+  function isOpen(item) {
+    return item.dataset.open === "1" && !item.hasAttribute("data-pending");
+  }
+
   function nextOpenAfter(item) {
     var list = items();
     for (var i = list.indexOf(item) + 1; i < list.length; i++) {
-      if (list[i].dataset.open === "1") return list[i];
+      if (isOpen(list[i])) return list[i];
     }
     return null;
   }
@@ -75,6 +89,7 @@
 
   function submit(selector) {
     var item = currentItem();
+    if (item && item.hasAttribute("data-pending")) return true; // already on its way
     return send(item && item.querySelector(selector));
   }
 
@@ -82,6 +97,7 @@
     // A conflict has no plain approve form: approving it is "take the proposed value".
     if (submit('form[data-action="approve"]')) return;
     var item = bound(currentItem());
+    if (item && item.hasAttribute("data-pending")) return;
     var takeNew = item && item.querySelector('[data-resolution="take_new"]');
     if (takeNew) takeNew.click();
   }
@@ -155,6 +171,11 @@
   }
 
   function undo() {
+    // The last decision is still on its way: undo it as soon as it is made.
+    if (sent && document.querySelector('[data-item][data-pending="' + sent + '"]')) {
+      undoWanted = sent;
+      return;
+    }
     send(document.querySelector("#toast form[data-undo]") || (currentItem() && currentItem().querySelector("form[data-undo]")));
   }
 
@@ -239,8 +260,112 @@
     if (event.target.matches && event.target.matches("[data-select]")) selectionChanged(event.target);
   });
 
+  // A decision (any form of an item but its Undo) as htmx sends it.
+  function decisionOf(detail) {
+    var target = detail && detail.target;
+    var config = detail && detail.requestConfig;
+    if (!target || !target.matches || !target.matches("[data-item]") || !config || config.verb !== "post") return null;
+    if (detail.elt && detail.elt.closest && detail.elt.closest("form[data-undo]")) return null;
+    return target;
+  }
+
+  function collapse(item) {
+    item.querySelectorAll("details[open]").forEach(function (details) { details.open = false; });
+  }
+
+  // Sent: the item shows it, the focus moves on without waiting for the answer.
+  document.body.addEventListener("htmx:beforeRequest", function (event) {
+    var detail = event.detail || {};
+    var item = decisionOf(detail);
+    if (!item) return;
+    if (item.hasAttribute("data-pending")) {
+      event.preventDefault(); // a second key or click on a decision already sent
+      return;
+    }
+    sent += 1;
+    sequence.set(detail.xhr, sent);
+    var old = item.querySelector("[data-failed]");
+    if (old) old.remove();
+    item.setAttribute("data-pending", String(sent));
+    item.setAttribute("aria-busy", "true");
+    var wasCurrent = !current || current === item || !document.body.contains(current) || item.contains(document.activeElement);
+    collapse(item);
+    if (!wasCurrent) return; // decided by mouse elsewhere: the reviewer's place stays
+    var next = nextOpenAfter(item);
+    if (next) {
+      focusItem(next);
+    } else {
+      var more = document.querySelector("[data-more]");
+      focusItem(item);
+      if (more) {
+        // The last open item on screen: fetch the next page rather than leave the reviewer
+        // on a decided line (one key per approval, page after page).
+        continueAfter = item.id;
+        more.click();
+      }
+    }
+  });
+
+  // A refusal comes back as the item with its notice (409 decided by someone else, 400 bad
+  // input): swap it in like an answer. Other failures have no item to show.
+  document.body.addEventListener("htmx:beforeSwap", function (event) {
+    var detail = event.detail || {};
+    var claimForm = detail.elt && detail.elt.matches && detail.elt.matches("[data-claim-form]");
+    if ((decisionOf(detail) || claimForm) && detail.xhr && (detail.xhr.status === 409 || detail.xhr.status === 400)) {
+      detail.shouldSwap = true;
+      detail.isError = false;
+    }
+  });
+
+  // Only the newest decision's answer replaces the toast (an older one answered late would put
+  // its Undo where `u` finds it); refusals always show.
+  var swapping = 0;
+  document.body.addEventListener("htmx:beforeSwap", function (event) {
+    var detail = event.detail || {};
+    swapping = (detail.xhr && sequence.get(detail.xhr)) || 0;
+  });
+  document.body.addEventListener("htmx:oobBeforeSwap", function (event) {
+    var detail = event.detail || {};
+    if (detail.target && detail.target.id === "toast" && swapping && swapping < sent
+        && detail.fragment && detail.fragment.querySelector && detail.fragment.querySelector("form[data-undo]")) {
+      detail.shouldSwap = false;
+    }
+  });
+
+  // No answer to swap in (a 403, a 500, no network): the item is open again and says that its
+  // decision was not applied; the focus stays where the reviewer is now.
+  function failed(event, kind) {
+    var detail = event.detail || {};
+    var item = decisionOf(detail);
+    if (!item) return;
+    if (kind === "refused" && detail.xhr && detail.xhr.status >= 500) kind = "server";
+    var pending = item.getAttribute("data-pending");
+    item.removeAttribute("data-pending");
+    item.removeAttribute("aria-busy");
+    if (undoWanted && String(undoWanted) === pending) undoWanted = 0;
+    var template = document.querySelector("template[data-decision-failed]");
+    var notice = template && template.content.querySelector('[data-failed="' + kind + '"]');
+    if (!notice) return;
+    var old = item.querySelector("[data-failed]");
+    if (old) old.remove();
+    item.insertBefore(notice.cloneNode(true), item.firstChild);
+    var toast = document.getElementById("toast");
+    if (toast) {
+      var text = document.createElement("span");
+      text.textContent = notice.textContent;
+      toast.replaceChildren(text);
+      toast.className = "toast error";
+      toast.dataset.expires = "8";
+      armToast();
+    }
+  }
+
+  document.body.addEventListener("htmx:responseError", function (event) { failed(event, "refused"); });
+  document.body.addEventListener("htmx:sendError", function (event) { failed(event, "network"); });
+  document.body.addEventListener("htmx:timeout", function (event) { failed(event, "network"); });
+
   // After a decision swaps an item, keep the reviewer's place: the swapped item stays (one
-  // line, showing what happened) and the focus moves on to the next open one.
+  // line, showing what happened) and the focus, moved on when it was sent, stays there.
   document.body.addEventListener("htmx:afterSwap", function (event) {
     var detail = event.detail || {};
     var targetId = detail.target && detail.target.id;
@@ -257,23 +382,30 @@
     if (swapped && swapped.matches("[data-item]")) {
       var done = swapped.dataset.outcome === "success";
       var undone = detail.requestConfig.path && /\/undo$/.test(detail.requestConfig.path);
-      var next = done && !undone ? nextOpenAfter(swapped) : null;
-      var more = done && !undone && !next ? document.querySelector("[data-more]") : null;
-      focusItem(next || swapped);
-      if (more) {
-        // The last open item on screen was decided: fetch the next page rather than leave the
-        // reviewer on a decided line (one key per approval, page after page).
-        continueAfter = swapped;
-        more.click();
+      var number = (detail.xhr && sequence.get(detail.xhr)) || 0;
+      if (undone || !document.body.contains(current) || current.id === swapped.id) {
+        // The focus was still on this item (undo; or nothing was left to move on to).
+        var next = done && !undone ? nextOpenAfter(swapped) : null;
+        focusItem(next || swapped);
+      }
+      if (number && number === undoWanted) {
+        undoWanted = 0;
+        var undoForm = done && document.querySelector("#toast form[data-undo]");
+        if (undoForm && undoForm.getAttribute("action").indexOf("/" + swapped.id.replace("item-", "") + "/") !== -1) send(undoForm);
       }
     } else if (continueAfter && detail.target && detail.target.matches && detail.target.matches(".more")) {
       // Unless the reviewer has moved elsewhere meanwhile.
-      var following = current === continueAfter ? nextOpenAfter(continueAfter) : null;
+      var decidedLast = document.getElementById(continueAfter);
+      var following = decidedLast && current && current.id === continueAfter ? nextOpenAfter(decidedLast) : null;
       continueAfter = null;
       if (following) focusItem(following);
     } else if (!document.body.contains(current)) {
+      // New results (a filter, a claim): the same item if it is still there and open, else
+      // the first open one.
+      var again = current && current.id ? document.getElementById(current.id) : null;
       current = null;
-      currentItem();
+      if (again && isOpen(again)) focusItem(again);
+      else focusItem(items().filter(isOpen)[0] || items()[0]);
     }
     updateCount();
   });

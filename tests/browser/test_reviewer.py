@@ -128,9 +128,11 @@ def test_approving_the_last_item_on_the_page_brings_the_next_page_and_focuses_it
     page.keyboard.press("a")
     expect(article(page, following)).to_be_focused()
     expect(article(page, following)).to_have_attribute("aria-current", "true")
+    expect(article(page, last)).to_have_attribute("data-open", "0")  # the decision is sent in the background
     assert status_of(last) == "approved"
     page.keyboard.press("a")  # and the next approval is again one key
     expect(article(page, items[QUEUE_PAGE_SIZE_HTML + 1])).to_be_focused()
+    expect(article(page, following)).to_have_attribute("data-open", "0")
     assert [status_of(item) for item in items[QUEUE_PAGE_SIZE_HTML - 1:]] == ["approved", "approved", "pending_review"]
     assert status_of(items[0]) == "pending_review"
 

@@ -1,0 +1,122 @@
+"""The reviewer's keys do not wait for the server: a decision is sent in the background, the
+decided item says "sending" and the focus is on the next one at once; the answer swaps in
+the decided line (or the refusal, on the item, with the reviewer's place kept)."""
+import pytest
+from playwright.sync_api import expect
+
+from reviews.models import AuditEvent, Candidate
+from tests.browser.test_reviewer import article, status_of
+from tests.conftest import candidate
+from tests.review.conftest import _fresh_stats_cache, approve_as, propose  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def three(tenant):
+    return propose(tenant, "bob", *[candidate(field="preference", value=f"topic {i}") for i in range(3)])
+
+
+class Held:
+    """Requests to a decision URL held back until release(): the answer is slow."""
+
+    def __init__(self, page, pattern: str):
+        self.page, self.pattern, self.routes = page, pattern, []
+        self.handler = lambda route: self.routes.append(route)
+        page.route(pattern, self.handler)
+
+    def release(self):
+        while self.routes:
+            self.routes.pop(0).continue_()
+        self.page.unroute(self.pattern)
+
+
+def test_the_focus_moves_on_before_the_answer_and_the_answer_swaps_in_the_decided_line(page, login, three, reviewer):
+    first, second, _third = three
+    login("rita")
+    expect(article(page, first)).to_be_focused()
+    held = Held(page, f"**/review/candidates/{first.pk}/approve")
+    page.keyboard.press("a")
+    expect(article(page, second)).to_be_focused()  # without waiting for the server
+    expect(article(page, second)).to_have_attribute("aria-current", "true")
+    expect(article(page, first)).to_have_attribute("data-pending", "1")
+    expect(article(page, first).locator("[data-pending-note]")).to_be_visible()
+    expect(article(page, first).locator("[data-pending-note]")).to_have_text("sending your decision…")
+    assert status_of(first) == "pending_review"  # really still on its way
+    held.release()
+    expect(article(page, first)).to_have_attribute("data-open", "0")
+    expect(article(page, first).locator("[data-pending-note]")).to_have_count(0)
+    expect(page.locator("#toast")).to_contain_text("Approved: preference = “topic 0” is published.")
+    expect(article(page, second)).to_be_focused()  # the answer did not take the focus back
+    assert status_of(first) == "approved"
+    page.keyboard.press("u")  # the toast's Undo, for the item just approved
+    expect(page.locator("#toast")).to_contain_text("Undone: preference = “topic 0” is back to pending review.")
+    expect(article(page, first)).to_be_focused()
+    assert status_of(first) == "pending_review"
+
+
+def test_u_pressed_before_the_answer_undoes_that_decision_once_it_is_made(page, login, three, reviewer):
+    first, second, _third = three
+    login("rita")
+    page.keyboard.press("a")  # first: answered
+    expect(page.locator("#toast")).to_contain_text("“topic 0” is published")
+    held = Held(page, f"**/review/candidates/{second.pk}/approve")
+    page.keyboard.press("a")  # second: on its way, the toast still offers the first's Undo
+    expect(article(page, second)).to_have_attribute("data-pending", "2")
+    page.keyboard.press("u")
+    held.release()
+    expect(page.locator("#toast")).to_contain_text("Undone: preference = “topic 1” is back to pending review.")
+    assert (status_of(first), status_of(second)) == ("approved", "pending_review")
+    assert AuditEvent.objects.filter(action="candidate.decision_undone", object_id=str(second.pk)).count() == 1
+    assert not AuditEvent.objects.filter(action="candidate.decision_undone", object_id=str(first.pk)).exists()
+
+
+def test_a_decision_refused_after_the_focus_moved_on_shows_on_its_item(page, login, three, reviewer, second_reviewer):
+    first, second, _third = three
+    login("rita")
+    approve_as(second_reviewer, first)  # rob was quicker; rita's page still offers it
+    page.keyboard.press("a")
+    expect(article(page, second)).to_be_focused()
+    notice = article(page, first).locator("[data-notice=stale]")
+    expect(notice).to_contain_text("rob decided this item first: approved (preference = “topic 0”)")  # the 409's item
+    expect(page.locator("#toast")).to_contain_text("Your decision was not applied.")
+    expect(page.locator("#toast form[data-undo]")).to_have_count(0)
+    expect(article(page, second)).to_be_focused()  # the reviewer's place is kept
+    expect(article(page, second)).to_have_attribute("aria-current", "true")
+    assert not AuditEvent.objects.filter(action="candidate.approved", actor=f"reviewer:{reviewer.pk}").exists()
+    page.keyboard.press("a")  # and the next decision goes on as usual
+    expect(page.locator("#toast")).to_contain_text("“topic 1” is published")
+    assert status_of(second) == "approved"
+
+
+def test_no_answer_to_swap_in_reopens_the_item_with_the_reason(page, login, three, reviewer):
+    first, second, third = three
+    login("rita")
+    page.route(f"**/review/candidates/{first.pk}/approve", lambda route: route.fulfill(status=403, body="Forbidden"))
+    page.keyboard.press("a")
+    expect(article(page, second)).to_be_focused()
+    failure = article(page, first).locator("[data-failed=refused]")
+    expect(failure).to_be_visible()
+    expect(failure).to_contain_text("Not applied: the server refused this decision")
+    expect(page.locator("#toast")).to_contain_text("Not applied: the server refused this decision")
+    expect(article(page, first)).not_to_have_attribute("data-pending", "1")
+    expect(article(page, first).locator("[data-action=approve]")).to_have_count(1)  # open, to decide again
+    expect(article(page, second)).to_be_focused()
+
+    page.route(f"**/review/candidates/{second.pk}/approve", lambda route: route.abort("connectionrefused"))
+    page.keyboard.press("a")
+    expect(article(page, third)).to_be_focused()
+    expect(article(page, second).locator("[data-failed=network]")).to_contain_text("the server could not be reached")
+    assert (status_of(first), status_of(second)) == ("pending_review", "pending_review")
+
+    page.unroute(f"**/review/candidates/{first.pk}/approve")
+    page.keyboard.press("k")
+    page.keyboard.press("k")
+    expect(article(page, first)).to_be_focused()
+    page.keyboard.press("a")  # decided again, this time it goes through
+    expect(page.locator("#toast")).to_contain_text("“topic 0” is published")
+    expect(article(page, first).locator("[data-failed]")).to_have_count(0)
+    expect(article(page, second)).to_be_focused()  # the next open item
+    assert status_of(first) == "approved"
+    assert Candidate.objects.get(pk=first.pk).decided_by == f"reviewer:{reviewer.pk}"
+
