@@ -20,6 +20,7 @@ urlpatterns = [
     path("review/undo", reviewer.undo_bulk, name="undo-bulk"),
     path("review/stats/", stats.stats, name="stats"),
     path("review/candidates/<int:pk>/", reviewer.candidate_detail, name="candidate"),
+    path("review/candidates/<int:pk>/body", reviewer.candidate_body, name="candidate-body"),
     path("review/candidates/<int:pk>/approve", reviewer.approve, name="candidate-approve"),
     path("review/candidates/<int:pk>/reject", reviewer.reject, name="candidate-reject"),
     path("review/candidates/<int:pk>/defer", reviewer.defer, name="candidate-defer"),

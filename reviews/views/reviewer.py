@@ -126,8 +126,9 @@ def _back(request, fallback: str) -> str:
 
 # --- Queue ------------------------------------------------------------------------------------
 
-# Each item carries its conversation, facts and forms; 20 of them render well inside the
-# page's time budget (see bench/review_queue.py), and "More" brings the next 20.
+# Each item is a line with approve and defer (its body comes when it is opened), each group
+# its conversation; 20 of them render well inside the page's time budget (see
+# bench/review_queue.py), and "More" brings the next 20.
 QUEUE_PAGE_SIZE_HTML = 20
 
 YES_NO = [("", gettext_lazy("any")), ("yes", gettext_lazy("yes")), ("no", gettext_lazy("no"))]
@@ -233,6 +234,7 @@ def queue(request):
         here=request.get_full_path(),
         form=form,
         groups=queue_groups(review_queue_items(tenant=request.tenant, candidates=page.candidates, viewer=viewer)),
+        lazy_bodies=True,
         next_page_url=next_url,
         filter_query=query.urlencode(),
     )
@@ -276,6 +278,37 @@ def candidate_detail(request, pk: int):
             show_conversation=True,
         ),
     )
+
+
+@require_GET
+@staff_view
+def candidate_body(request, pk: int):
+    """An item's body, which the queue fetches when the reviewer first opens the item: its
+    context, the fact's history and the edit, reject and settle forms (the line carries only
+    approve and defer). Its forms come back to the queue page they are shown on. Anything but
+    htmx asking is sent to the candidate's own page, which shows the same."""
+    candidate = _candidate_or_404(request.tenant, pk)
+    if not request.htmx:
+        return redirect("reviews:candidate", pk=candidate.pk)
+    shown_on = request.htmx.current_url_abs_path or ""
+    here = shown_on if shown_on.startswith("/") and shown_on.isprintable() else reverse("reviews:queue")
+    context = _item_context(
+        request,
+        here=here,
+        item=review_queue_items(tenant=request.tenant, candidates=[candidate], viewer=str(Actor.reviewer(request.user)))[0],
+    )
+    shown_version = request.GET.get("version", "")
+    if shown_version.isdigit() and int(shown_version) != candidate.version:
+        # The line is out of date (a colleague decided, or undid, since the page loaded): the
+        # whole item is swapped for what it is now, open, saying who decided it.
+        context.update(expanded=True)
+        if not candidate.is_open or candidate.status == CandidateStatus.PENDING_USER:
+            context.update(notice_level="stale", notice=stale_message(candidate, opened=True))
+        response = render(request, "reviews/queue.html#item", context)
+        response["HX-Retarget"] = f"#item-{candidate.pk}"
+        response["HX-Reswap"] = "outerHTML"
+        return response
+    return render(request, "reviews/queue.html#item_body", context)
 
 
 def _item_context(request, *, here: str, **extra) -> dict:
@@ -341,13 +374,18 @@ def done_message(kind: str, decided: Candidate) -> str:
     }
 
 
-def stale_message(candidate: Candidate) -> str:
-    """Who decided first and what they decided, for the reviewer who came second."""
+def stale_message(candidate: Candidate, *, opened: bool = False) -> str:
+    """Who decided first and what they decided, for the reviewer who came second: whose
+    decision was refused, or who only opened the item (nothing of theirs was sent)."""
     who = actor_names([candidate.decided_by]).get(candidate.decided_by) or _("someone")
-    return _(
+    text = _(
+        "%(who)s decided this item first: %(status)s (%(field)s = “%(value)s”) at %(when)s. "
+        "It is shown as it is now."
+    ) if opened else _(
         "%(who)s decided this item first: %(status)s (%(field)s = “%(value)s”) at %(when)s. "
         "Your decision was not applied."
-    ) % {
+    )
+    return text % {
         "who": who,
         "status": candidate.get_status_display(),
         "field": candidate.field,
@@ -691,6 +729,7 @@ def bulk(request):
         summary=summary,
         details=details,
         decided_ids=outcome.decided,
+        lazy_bodies=True,
         toast_level="success" if outcome.decided else "stale",
         items=review_queue_items(
             tenant=request.tenant,

@@ -109,22 +109,92 @@
   }
 
   function expand(item, open) {
-    var details = item && item.querySelector("details[data-expand]");
+    var details = item && bound(item).querySelector("details[data-expand]"); // bound: its body loads on toggle
     if (details) details.open = open === undefined ? !details.open : open;
     return details;
+  }
+
+  // An item's body (its context and the edit, reject and settle forms) is fetched by htmx
+  // when the item is first opened ("toggle once" on its <details>). A key that needs the
+  // body waits for it; what the reviewer types meanwhile is kept and given to the field.
+  // A line that is out of date when opened (a colleague decided it) comes back whole instead.
+  var awaiting = null; // { item, run(item), keys: [{ key, submit }], timer }
+
+  function bodyLoaded(item) {
+    return !item.querySelector("[data-body-pending]");
+  }
+
+  function withBody(item, run) {
+    if (awaiting) clearTimeout(awaiting.timer);
+    awaiting = null;
+    expand(item, true);
+    if (bodyLoaded(item)) {
+      run(item);
+      return;
+    }
+    awaiting = { item: item, run: run, keys: [] };
+    awaiting.timer = setTimeout(function () { awaiting = null; }, 10000); // never a stuck keyboard
+  }
+
+  function bodyArrived() {
+    if (!awaiting) return;
+    var pending = awaiting;
+    if (!document.body.contains(pending.item)) {
+      clearTimeout(pending.timer);
+      awaiting = null; // the item was swapped meanwhile (a decision): its keys go nowhere
+      return;
+    }
+    if (!bodyLoaded(pending.item)) return;
+    clearTimeout(pending.timer);
+    awaiting = null;
+    var field = pending.run(pending.item);
+    if (field) replay(field, pending.keys);
+  }
+
+  function replay(field, keys) {
+    // As typing would have: the first key replaces the selected value, Enter sends a reason
+    // (in the editor it is a new line; Ctrl/Cmd+Enter saves).
+    keys.forEach(function (typed) {
+      var start = field.selectionStart, end = field.selectionEnd;
+      if (typed.submit || (typed.key === "Enter" && field.tagName !== "TEXTAREA")) {
+        send(field.form);
+      } else if (typed.key === "Backspace") {
+        if (start === end && start > 0) start -= 1;
+        field.setRangeText("", start, end, "end");
+      } else {
+        field.setRangeText(typed.key === "Enter" ? "\n" : typed.key, start, end, "end");
+      }
+    });
+  }
+
+  // While a body is on its way: Esc gives up, a printable key, Enter or Backspace is kept.
+  function holdKey(event) {
+    if (event.key === "Escape") {
+      clearTimeout(awaiting.timer);
+      awaiting = null;
+    } else if (event.key === "Enter" || event.key === "Backspace" || (event.key.length === 1 && !event.ctrlKey && !event.metaKey && !event.altKey)) {
+      awaiting.keys.push({ key: event.key, submit: event.key === "Enter" && (event.ctrlKey || event.metaKey) });
+    } else {
+      return;
+    }
+    event.preventDefault();
   }
 
   function openAction(action, fieldSelector) {
     var item = currentItem();
     if (!item) return;
-    expand(item, true);
-    var details = item.querySelector('details[data-action="' + action + '"]');
-    if (details) {
-      details.open = true;
-      focusField(details.querySelector(fieldSelector));
-    } else if (action === "edit") {
-      focusField(item.querySelector("[data-merged-value]")); // a conflict: edit to a merged value
-    }
+    withBody(item, function (item) {
+      var details = item.querySelector('details[data-action="' + action + '"]');
+      var field = null;
+      if (details) {
+        details.open = true;
+        field = details.querySelector(fieldSelector);
+      } else if (action === "edit") {
+        field = item.querySelector("[data-merged-value]"); // a conflict: edit to a merged value
+      }
+      focusField(field);
+      return field;
+    });
   }
 
   function toggleSelect() {
@@ -207,6 +277,10 @@
 
   document.addEventListener("keydown", function (event) {
     var target = event.target;
+    if (awaiting) {
+      holdKey(event);
+      return;
+    }
     if (typing(target)) {
       if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && target.form) {
         // Ctrl/Cmd+Enter saves an edit (a textarea's Enter is a new line).
@@ -368,6 +442,18 @@
   // line, showing what happened) and the focus, moved on when it was sent, stays there.
   document.body.addEventListener("htmx:afterSwap", function (event) {
     var detail = event.detail || {};
+    if (detail.target && detail.target.matches && detail.target.matches("[data-body]")) {
+      bodyArrived(); // an item's body: nothing else on the page changed
+      return;
+    }
+    var opened = event.target;
+    if (detail.requestConfig && detail.requestConfig.verb === "get" && opened.matches && opened.matches("[data-item]")) {
+      // The item was out of date when opened: it came back whole, as it is now.
+      if (awaiting && awaiting.item.id === opened.id) awaiting.item = opened;
+      focusItem(opened);
+      bodyArrived();
+      return;
+    }
     var targetId = detail.target && detail.target.id;
     if (targetId === "results") clearSelectAll(); // new filters: the old filter's selection ends
     if (selectAll() && (targetId === "bulk-all" || (detail.target && detail.target.matches && detail.target.matches(".more")))) {
@@ -408,6 +494,18 @@
       else focusItem(items().filter(isOpen)[0] || items()[0]);
     }
     updateCount();
+  });
+
+  // A body that could not be fetched: the keys held for it are dropped, the keyboard is free
+  // again (the body still offers the link to the item's own page).
+  ["htmx:responseError", "htmx:sendError"].forEach(function (name) {
+    document.body.addEventListener(name, function (event) {
+      var target = event.detail && event.detail.target;
+      if (awaiting && target && target.matches && target.matches("[data-body]")) {
+        clearTimeout(awaiting.timer);
+        awaiting = null;
+      }
+    });
   });
 
   document.body.addEventListener("htmx:oobAfterSwap", function (event) {

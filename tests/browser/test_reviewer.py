@@ -137,6 +137,64 @@ def test_approving_the_last_item_on_the_page_brings_the_next_page_and_focuses_it
     assert status_of(items[0]) == "pending_review"
 
 
+# Hold back every request for an item's body, so what the reviewer types meanwhile is certain
+# to come before it (htmx asks with XMLHttpRequest).
+SLOW_BODIES = """ms => {
+  const open = XMLHttpRequest.prototype.open, send = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.open = function (method, url) { this._url = String(url); return open.apply(this, arguments); };
+  XMLHttpRequest.prototype.send = function (body) {
+    if (!/[/]body[?]/.test(this._url)) return send.call(this, body);
+    window.bodiesAsked = (window.bodiesAsked || 0) + 1;
+    setTimeout(() => send.call(this, body), ms);
+  };
+}"""
+
+
+def test_opening_an_item_fetches_its_body_once_and_its_forms_work(page, login, review_queue, reviewer):
+    login("rita")
+    page.evaluate(SLOW_BODIES, 0)
+    item = article(page, review_queue.new_entity)
+    expect(item.locator("[data-body-pending]")).to_have_count(1)
+    expect(item.locator("details[data-action=reject]")).to_have_count(0)  # not on the page until opened
+    item.locator("summary.line").click()
+    expect(item.locator("details[data-action=reject]")).to_have_count(1)
+    expect(item.locator("[data-body-pending]")).to_have_count(0)
+    expect(item.locator(".item-body")).to_contain_text("Current facts")
+    item.locator("summary.line").click()  # closed and opened again: asked once
+    item.locator("summary.line").click()
+    assert page.evaluate("window.bodiesAsked") == 1
+    item.locator("details[data-action=reject] summary").click()
+    item.locator("input[name=note]").fill("wrong company")
+    item.locator("details[data-action=reject] button[type=submit]").click()
+    expect(page.locator("#toast")).to_contain_text("Rejected")
+    assert page.evaluate("window.bodiesAsked") == 1  # decided in place by htmx, no page load
+    item = Candidate.objects.get(pk=review_queue.new_entity.pk)
+    assert (item.status, item.note) == ("rejected", "wrong company")
+
+
+def test_keys_typed_while_the_body_comes_go_to_its_field(page, login, review_queue, reviewer):
+    login("rita")
+    page.evaluate(SLOW_BODIES, 400)
+    page.keyboard.press("r")  # the first item: its body (with the reason field) is on its way
+    page.keyboard.type("moved to Paris")  # "o", "a", "r"...: typed, not keys of the queue
+    page.keyboard.press("Enter")
+    expect(page.locator("#toast")).to_contain_text("Rejected")
+    item = Candidate.objects.get(pk=review_queue.evidence.pk)
+    assert (item.status, item.note) == ("rejected", "moved to Paris")
+    assert status_of(review_queue.conflict) == "pending_review"
+
+    # "e" on a conflict loads its body, then focuses the merged value; the keys typed replace it.
+    expect(article(page, review_queue.conflict)).to_have_attribute("aria-current", "true")
+    page.keyboard.press("e")
+    page.keyboard.type("PostgreSQL 16")
+    merged = page.locator(f"#merge-{review_queue.conflict.pk}")
+    expect(merged).to_be_focused()
+    expect(merged).to_have_value("PostgreSQL 16")
+    merged.press("Enter")
+    expect(page.locator("#toast")).to_contain_text("Published the merged value: database = “PostgreSQL 16”.")
+    assert Fact.objects.get(pk=review_queue.database_fact.pk).value == "PostgreSQL 16"
+
+
 def test_defer_and_bulk_approve_a_selection(page, login, tenant, review_queue, reviewer):
     extra = propose(tenant, "bob", candidate(field="preference", value="tea"), candidate(field="preference", value="jazz"))
     login("rita")
@@ -182,13 +240,36 @@ def test_the_second_reviewer_meets_the_stale_path(browser, live_server, review_q
         rita.keyboard.press("a")
         expect(rita.locator("#toast")).to_contain_text("Approved")
 
-        rob.keyboard.press("r")
-        rob.keyboard.type("I think this is wrong")
-        rob.keyboard.press("Enter")
+        rob.keyboard.press("a")  # from the line, as rob saw it
         notice = article(rob, review_queue.evidence).locator("[data-notice=stale]")
         expect(notice).to_contain_text("rita decided this item first: approved (location = “Berlin”)")
         expect(notice).to_contain_text("Your decision was not applied.")
         expect(article(rob, review_queue.evidence).locator("[data-action=approve]")).to_have_count(0)
+        assert status_of(review_queue.evidence) == "approved"
+        assert AuditEvent.objects.filter(action="candidate.approved").count() == 1
+    finally:
+        rita_context.close()
+        rob_context.close()
+
+
+def test_opening_an_item_a_colleague_decided_meanwhile_shows_it_as_it_is_now(browser, live_server, review_queue,
+                                                                            reviewer, second_reviewer):
+    # The body comes when the item is opened; a line out of date by then comes back whole.
+    rita_context, rita = signed_in_context(browser, live_server, "rita")
+    rob_context, rob = signed_in_context(browser, live_server, "rob")
+    try:
+        expect(rob.locator("[data-item]")).to_have_count(3)
+        rita.keyboard.press("a")
+        expect(rita.locator("#toast")).to_contain_text("Approved")
+
+        rob.keyboard.press("r")  # to reject it: its body is fetched, and the item has moved on
+        item = article(rob, review_queue.evidence)
+        notice = item.locator("[data-notice=stale]")
+        expect(notice).to_contain_text("rita decided this item first: approved (location = “Berlin”)")
+        expect(notice).to_contain_text("It is shown as it is now.")
+        expect(item.locator("[data-decided]")).to_be_visible()  # open, with who decided it
+        expect(item).to_be_focused()
+        expect(item.locator("input[name=note]")).to_have_count(0)
         assert status_of(review_queue.evidence) == "approved"
         assert not AuditEvent.objects.filter(action="candidate.rejected").exists()
     finally:
@@ -222,6 +303,9 @@ def test_every_action_works_without_javascript(browser, live_server, review_queu
         assert status_of(review_queue.evidence) == "approved"
         item = article(page, review_queue.new_entity)
         item.locator("summary.line").click()  # expands in place: <details>, no script needed
+        item.locator("[data-body-pending] a").click()  # the body is the item's own page without script
+        expect(page).to_have_url(re.compile(rf"/review/candidates/{review_queue.new_entity.pk}/$"))
+        item = article(page, review_queue.new_entity)
         item.locator("details[data-action=reject] summary").click()
         item.locator("input[name=note]").fill("wrong company")
         item.locator("details[data-action=reject] button[type=submit]").click()

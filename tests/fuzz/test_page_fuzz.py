@@ -97,6 +97,7 @@ EXCLUDED_NAMESPACES = {"admin": "Django's admin: its own forms, reached only by 
 # Which object of the world fills a pattern's path: one of ours, and another tenant's.
 OBJECT_OF = {
     "reviews:candidate": "candidate",
+    "reviews:candidate-body": "candidate",
     "reviews:candidate-approve": "candidate",
     "reviews:candidate-reject": "candidate",
     "reviews:candidate-defer": "candidate",

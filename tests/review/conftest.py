@@ -6,11 +6,13 @@ conflict with a published fact, one on a new entity) and one waiting for the use
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone as dt_timezone
 
 import pytest
 from django.test import Client
+from django.urls import reverse
 
 from reviews.actors import Actor
 from reviews.models import Candidate, Fact
@@ -118,6 +120,22 @@ def auditor_client(auditor):
 def outsider_web_client(outsider):
     """A reviewer of tenant-2, signed in."""
     return signed_in(outsider)
+
+
+BODY_URL = re.compile(r'hx-get="(/review/candidates/\d+/body\?version=\d+)"')
+
+
+def item_body(client, pk_or_url, *, shown_on: str = "/review/") -> str:
+    """An item's body as the queue fetches it when the item is opened (htmx, from ``shown_on``)."""
+    url = pk_or_url if isinstance(pk_or_url, str) else reverse("reviews:candidate-body", args=[pk_or_url])
+    response = client.get(url, HTTP_HX_REQUEST="true", HTTP_HX_CURRENT_URL=f"http://testserver{shown_on}")
+    assert response.status_code == 200, response.status_code
+    return response.content.decode()
+
+
+def with_bodies(client, html: str, *, shown_on: str = "/review/") -> str:
+    """A queue page with every item's body (each fetched as opening it does) appended."""
+    return html + "".join(item_body(client, url, shown_on=shown_on) for url in BODY_URL.findall(html))
 
 
 def approve_as(user, item: Candidate, **kwargs) -> Candidate:

@@ -11,13 +11,13 @@ from tests.conftest import PASSWORD
 from tests.conftest import candidate
 from tests.review.conftest import propose
 
-PAGES = ["queue", "stats", "candidate", "entity"]
+PAGES = ["queue", "stats", "candidate", "candidate-body", "entity"]
 ACTIONS = ["candidate-approve", "candidate-reject", "candidate-defer", "candidate-settle", "bulk-decide", "entity-merge"]
 
 
 def page_url(name, queue):
-    if name == "candidate":
-        return reverse("reviews:candidate", args=[queue.evidence.pk])
+    if name in ("candidate", "candidate-body"):
+        return reverse(f"reviews:{name}", args=[queue.evidence.pk])
     if name == "entity":
         return reverse("reviews:entity", args=[queue.conflict.entity_id])
     return reverse(f"reviews:{name}")
@@ -71,7 +71,7 @@ class TestAnonymousAndPortalSessions:
 
 
 class TestOtherTenant:
-    @pytest.mark.parametrize("name", ["candidate", "entity"])
+    @pytest.mark.parametrize("name", ["candidate", "candidate-body", "entity"])
     def test_another_tenants_item_pages_are_404(self, review_queue, outsider_web_client, name):
         assert outsider_web_client.get(page_url(name, review_queue)).status_code == 404
 
@@ -106,7 +106,8 @@ class TestOtherTenant:
 class TestAuditor:
     @pytest.mark.parametrize("name", PAGES)
     def test_auditor_may_look(self, review_queue, auditor_client, name):
-        assert auditor_client.get(page_url(name, review_queue)).status_code == 200
+        headers = {"HTTP_HX_REQUEST": "true"} if name == "candidate-body" else {}  # htmx asks for a body
+        assert auditor_client.get(page_url(name, review_queue), **headers).status_code == 200
 
     @pytest.mark.parametrize("name", ACTIONS)
     def test_auditor_cannot_decide(self, review_queue, auditor_client, name):

@@ -4,7 +4,7 @@ import pytest
 
 from reviews.models import AuditEvent, Candidate, CandidateFlag, Fact, Scope
 from tests.conftest import candidate
-from tests.review.conftest import store_thread
+from tests.review.conftest import store_thread, with_bodies
 
 SUBMIT = "/api/v1/candidates"
 QUEUE_API = "/api/v1/review/candidates"
@@ -73,7 +73,7 @@ def test_an_unknown_flag_is_a_400(submitted, tenant, make_client):
 
 
 def test_the_card_shows_the_flag_and_the_evidence_or_its_absence(submitted, reviewer_client):
-    page = reviewer_client.get(QUEUE_PAGE, {"flag": "unsupported"}).content.decode()
+    page = with_bodies(reviewer_client, reviewer_client.get(QUEUE_PAGE, {"flag": "unsupported"}).content.decode())
 
     assert page.count('data-flag="unsupported"') == 2
     assert f'id="item-{submitted[3]["candidate_id"]}"' not in page  # filtered out
@@ -86,7 +86,7 @@ def test_the_card_shows_the_flag_and_the_evidence_or_its_absence(submitted, revi
 
 
 def test_the_card_says_who_wrote_the_source(submitted, reviewer_client):
-    page = reviewer_client.get(QUEUE_PAGE, {"flag": "not_from_user"}).content.decode()
+    page = with_bodies(reviewer_client, reviewer_client.get(QUEUE_PAGE, {"flag": "not_from_user"}).content.decode())
 
     assert 'data-flag="not_from_user"' in page
     assert "The source message was not written by the user." in page

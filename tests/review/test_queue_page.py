@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from reviews.views.reviewer import QUEUE_PAGE_SIZE_HTML
 from tests.conftest import candidate
-from tests.review.conftest import TEMPLATE_VALUE, XSS_VALUE, propose, store_thread
+from tests.review.conftest import TEMPLATE_VALUE, XSS_VALUE, approve_as, item_body, propose, signed_in, store_thread, with_bodies
 
 QUEUE = "/review/"
 
@@ -23,7 +23,10 @@ class TestQueuePage:
         assert response.status_code == 200
         html = response.content.decode()
         assert item_ids(response) == [review_queue.evidence.pk, review_queue.conflict.pk, review_queue.new_entity.pk]
-        assert "By the way, <mark>I live in Berlin</mark> these days." in html
+        assert "By the way, <mark>I live in Berlin</mark> these days." in html  # the thread, once per group
+        # Each item's body comes when it is opened (below); the page has the lines only.
+        assert "<code>rules</code>" not in html and "data-conflict" not in html
+        html = with_bodies(reviewer_client, html)
         assert "<code>rules</code>" in html and "<code>v2</code>" in html
         assert 'data-conflict' in html and "MySQL" in html  # side by side with the active value
         assert f'href="{reverse("reviews:entity", args=[review_queue.new_entity.entity_id])}"' in html
@@ -82,6 +85,94 @@ class TestQueuePage:
         assert "&lt;img src=x onerror=alert(1)&gt;" in html
         assert "<mark>&lt;img src=x onerror=alert(1)&gt;</mark>" in html
         assert "{{ request }}" in html  # printed, not evaluated
+        bodies = with_bodies(reviewer_client, "".join(re.findall(r'hx-get="[^"]+/body\?version=\d+"', html)))
+        assert "<img src=x" not in bodies and "&lt;img src=x onerror=alert(1)&gt;" in bodies
+        assert "{{ request }}" in bodies
+
+
+class TestItemBody:
+    """An item's body (context, history, the edit, reject and settle forms) comes when the
+    reviewer opens the item: GET /review/candidates/<id>/body with htmx."""
+
+    def body_url(self, item):
+        return reverse("reviews:candidate-body", args=[item.pk])
+
+    def test_the_line_asks_for_the_body_on_opening_and_links_the_items_page(self, review_queue, reviewer_client):
+        html = reviewer_client.get(QUEUE).content.decode()
+        item = review_queue.evidence
+        assert f'hx-get="{self.body_url(item)}?version=1" hx-trigger="toggle once"' in html
+        # Without JavaScript the body is a link to the item's own page, which has it all.
+        assert re.search(rf'data-body-pending><a href="{reverse("reviews:candidate", args=[item.pk])}">', html)
+        # "a" needs no body: approve on a plain item, take the proposed value on a conflict.
+        assert html.count('data-action="approve"') == 2 and html.count('data-action="take-new"') == 1
+        assert f'action="{reverse("reviews:candidate-settle", args=[review_queue.conflict.pk])}"' in html
+
+    def test_the_body_has_the_forms_and_they_come_back_to_the_page_it_is_shown_on(self, review_queue, reviewer_client):
+        shown_on = "/review/?field=location&sort=newest"
+        body = item_body(reviewer_client, review_queue.evidence.pk, shown_on=shown_on)
+        assert "<html" not in body and "<article" not in body
+        assert 'data-action="edit"' in body and 'data-action="reject"' in body and 'name="csrfmiddlewaretoken"' in body
+        assert body.count('name="next" value="/review/?field=location&amp;sort=newest"') == 2
+        conflict = item_body(reviewer_client, review_queue.conflict.pk)
+        assert 'data-action="settle"' in conflict and 'data-action="merge"' in conflict and "MySQL" in conflict
+
+    def test_a_body_shown_on_another_site_comes_back_to_the_queue(self, review_queue, reviewer_client):
+        response = reviewer_client.get(self.body_url(review_queue.evidence), HTTP_HX_REQUEST="true",
+                                       HTTP_HX_CURRENT_URL="https://evil.example/review/?x=1")
+        assert 'name="next" value="/review/"' in response.content.decode()
+
+    def test_a_posted_body_form_decides_as_the_line_does(self, review_queue, reviewer_client):
+        body = item_body(reviewer_client, review_queue.evidence.pk)
+        action = re.search(r'<form class="inline-form" method="post" action="([^"]+/reject)"', body).group(1)
+        response = reviewer_client.post(action, {"version": 1, "note": "not true", "next": "/review/"})
+        assert response.status_code == 302
+        from reviews.models import Candidate
+        assert Candidate.objects.get(pk=review_queue.evidence.pk).status == "rejected"
+
+    def test_a_line_out_of_date_when_opened_comes_back_whole_saying_who_decided(self, review_queue, reviewer,
+                                                                                 second_reviewer_client):
+        item = review_queue.evidence
+        shown = second_reviewer_client.get(QUEUE).content.decode()  # rob sees the item open...
+        assert f"{self.body_url(item)}?version=1" in shown
+        approve_as(reviewer, item)  # ...rita approves it, then rob opens it
+        response = second_reviewer_client.get(f"{self.body_url(item)}?version=1", HTTP_HX_REQUEST="true")
+        html = response.content.decode()
+        assert response["HX-Retarget"] == f"#item-{item.pk}" and response["HX-Reswap"] == "outerHTML"
+        assert html.lstrip().startswith(f'<article class="item decided" id="item-{item.pk}"')
+        assert 'data-notice="stale"' in html and "rita decided this item first: approved" in html
+        assert "It is shown as it is now." in html and "Decided by rita" in html
+        assert 'data-action="approve"' not in html and 'data-action="reject"' not in html
+        # The version it shows now: no swap, the body only.
+        current = second_reviewer_client.get(f"{self.body_url(item)}?version=2", HTTP_HX_REQUEST="true")
+        assert "HX-Retarget" not in current and "<article" not in current.content.decode()
+
+    def test_the_auditor_gets_the_body_without_forms(self, review_queue, auditor_client):
+        body = item_body(auditor_client, review_queue.conflict.pk)
+        assert "MySQL" in body and "<form" not in body
+
+    def test_another_tenants_item_is_404(self, review_queue, outsider_web_client):
+        response = outsider_web_client.get(self.body_url(review_queue.evidence), HTTP_HX_REQUEST="true")
+        assert response.status_code == 404 and "Berlin" not in response.content.decode()
+
+    def test_who_may_not_see_the_queue_gets_no_body(self, review_queue, client):
+        from django.contrib.auth import get_user_model
+
+        from tests.conftest import PASSWORD
+
+        anonymous = client.get(self.body_url(review_queue.evidence), HTTP_HX_REQUEST="true")
+        assert anonymous.status_code == 302 and anonymous["Location"].startswith(reverse("reviews:login"))
+        stray = get_user_model().objects.create_user(username="stray", password=PASSWORD)  # staff of no tenant
+        response = signed_in(stray).get(self.body_url(review_queue.evidence), HTTP_HX_REQUEST="true")
+        assert response.status_code == 404 and "Berlin" not in response.content.decode()
+
+    def test_without_htmx_it_is_the_items_page(self, review_queue, reviewer_client):
+        response = reviewer_client.get(self.body_url(review_queue.evidence))
+        assert response.status_code == 302
+        assert response["Location"] == reverse("reviews:candidate", args=[review_queue.evidence.pk])
+
+    def test_a_body_costs_a_fixed_number_of_queries(self, review_queue, reviewer_client, django_assert_max_num_queries):
+        with django_assert_max_num_queries(12):
+            item_body(reviewer_client, review_queue.conflict.pk)
 
 
 class TestQueryCounts:
