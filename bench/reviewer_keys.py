@@ -355,6 +355,9 @@ def run(args) -> int:
                     decided.append(Decision("approve", pk, 1, 1, timing.ms, [], timing.key_at, timing.focus_ms,
                                             timing.shown_ms))
             elapsed = time.perf_counter() - started
+            # Decisions are sent in the background: the last ones may still be on their way.
+            page.wait_for_function("() => !document.querySelector('[data-pending]')", timeout=60_000)
+            answered = time.perf_counter() - started
             page.wait_for_load_state("networkidle")
             # Every answer is in: match each decision with its request (the first to its item's
             # address sent after its key).
@@ -362,7 +365,7 @@ def run(args) -> int:
             browser.close()
     finally:
         stop(server)
-    return report(tenant, ids, decided, expected, problems, elapsed, load_avg, args)
+    return report(tenant, ids, decided, expected, problems, (elapsed, answered), load_avg, args)
 
 
 REQUEST_PATHS = {"undo": r"/undo$", "claim": r"/review/claim$"}
@@ -387,13 +390,14 @@ def match_requests(decided: list[Decision], requests: list[dict]) -> None:
             break
 
 
-def report(tenant, ids, decided, expected, problems, elapsed, load_avg, args) -> int:
+def report(tenant, ids, decided, expected, problems, times, load_avg, args) -> int:
     from reviews.models import AuditEvent, Candidate, CandidateStatus
 
     by_kind = defaultdict(list)
     for decision in decided:
         by_kind[decision.kind].append(decision)
-    print(f"\n{args.decisions} decisions by keyboard in {elapsed:.1f} s; load average {' '.join(f'{x:.2f}' for x in load_avg)}"
+    elapsed, answered = times
+    print(f"\n{args.decisions} decisions by keyboard in {elapsed:.1f} s (the last answered at {answered:.1f} s); load average {' '.join(f'{x:.2f}' for x in load_avg)}"
           f" on {os.cpu_count()} cores; gunicorn x{args.workers}, headless Chromium")
     print("browser: the decisive key → the next item focused and the decided one shown pending or done (the later);"
           "\nserver: its request sent → answered; done: the key → the server's answer received (ms; median/p90/max)")
