@@ -209,20 +209,30 @@ def _queue_filters(data, tenant) -> tuple[QueueFilterForm, QueueFilters]:
 @require_GET
 @staff_view
 def queue(request):
-    form, filters = _queue_filters(request.GET, request.tenant)
+    context = _queue_context(request, request.GET, here=request.get_full_path())
+    if request.htmx and request.GET.get("cursor"):  # "More": the next page of groups
+        return render(request, "reviews/queue.html#page", context)
+    if request.htmx:  # the filter form swaps the counts and the first page
+        return render(request, "reviews/queue.html#results", context)
+    return render(request, "reviews/queue.html", context)
+
+
+def _queue_context(request, data: QueryDict, *, here: str) -> dict:
+    """One page of the queue for the filters (and cursor) in ``data``, with its counts."""
+    form, filters = _queue_filters(data, request.tenant)
     viewer = str(Actor.reviewer(request.user))
     if request.can_decide:
         candidates_claims_renew(tenant=request.tenant, actor=Actor.reviewer(request.user))
     cursor = None
-    if request.GET.get("cursor"):
+    if data.get("cursor"):
         try:
-            cursor = QueueCursor.decode(request.GET["cursor"])
+            cursor = QueueCursor.decode(data["cursor"])
         except InvalidInput:
             messages.error(request, _("That page link is broken; showing the first page."))
     page = review_queue_page(
         tenant=request.tenant, filters=filters, cursor=cursor, limit=QUEUE_PAGE_SIZE_HTML, viewer=viewer
     )
-    query = request.GET.copy()
+    query = data.copy()
     query.pop("cursor", None)
     next_url = None
     if page.next_cursor is not None:
@@ -231,19 +241,16 @@ def queue(request):
     query.pop("cursor", None)
     context = _item_context(
         request,
-        here=request.get_full_path(),
+        here=here,
         form=form,
         groups=queue_groups(review_queue_items(tenant=request.tenant, candidates=page.candidates, viewer=viewer)),
         lazy_bodies=True,
         next_page_url=next_url,
         filter_query=query.urlencode(),
     )
-    if request.htmx and request.GET.get("cursor"):  # "More": the next page of groups
-        return render(request, "reviews/queue.html#page", context)
-    context.update(_counts_context(request, filters, filter_query=query.urlencode()))
-    if request.htmx:  # the filter form swaps the counts and the first page
-        return render(request, "reviews/queue.html#results", context)
-    return render(request, "reviews/queue.html", context)
+    if not (request.htmx and data.get("cursor")):  # "More" brings groups only
+        context.update(_counts_context(request, filters, filter_query=query.urlencode()))
+    return context
 
 
 def select_all_label(counts: QueueCounts, filters: QueueFilters) -> str:
@@ -592,31 +599,45 @@ def undo_bulk(request):
 
 @decider_view
 def claim(request):
-    """Claim the next N items of the current filters (key c), or give one's claims back."""
+    """Claim the next N items of the current filters (key c), or give one's claims back.
+
+    With htmx the answer is the queue region for those filters (the claims on the cards, the
+    counts) and, out of band, the toast and the "Release mine" button; otherwise a redirect
+    back with the message.
+    """
     actor = Actor.reviewer(request.user)
+    level, status = "success", 200
     if request.POST.get("release"):
         released = candidates_release(tenant=request.tenant, actor=actor)
-        messages.success(request, _("Released %(count)d claimed items.") % {"count": len(released)})
-        return redirect(_back(request, reverse("reviews:queue")))
-    try:
-        count = int(request.POST.get("count", "10"))
-    except ValueError:
-        count = 0
-    _form, filters = _queue_filters(request.POST, request.tenant)
-    try:
-        claimed = candidates_claim(tenant=request.tenant, actor=actor, count=count, filters=filters)
-    except InvalidInput:
-        messages.error(request, _("Choose how many items to claim."))
+        notice = _("Released %(count)d claimed items.") % {"count": len(released)}
     else:
-        if claimed:
-            messages.success(
-                request,
-                _("Claimed %(count)d items for %(minutes)s minutes; colleagues do not see them meanwhile.")
-                % {"count": len(claimed), "minutes": f"{settings.MEMORY_REVIEW_CLAIM_MINUTES:g}"},
-            )
+        try:
+            count = int(request.POST.get("count", "10"))
+        except ValueError:
+            count = 0
+        _form, filters = _queue_filters(request.POST, request.tenant)
+        try:
+            claimed = candidates_claim(tenant=request.tenant, actor=actor, count=count, filters=filters)
+        except InvalidInput:
+            level, status, notice = "error", 400, _("Choose how many items to claim.")
         else:
-            messages.warning(request, _("Nothing left to claim in these filters."))
-    return redirect(_back(request, reverse("reviews:queue")))
+            if claimed:
+                notice = _("Claimed %(count)d items for %(minutes)s minutes; colleagues do not see them meanwhile.") % {
+                    "count": len(claimed), "minutes": f"{settings.MEMORY_REVIEW_CLAIM_MINUTES:g}"}
+            else:
+                level, notice = "warning", _("Nothing left to claim in these filters.")
+    back = _back(request, reverse("reviews:queue"))
+    if not request.htmx:
+        {"success": messages.success, "warning": messages.warning, "error": messages.error}[level](request, notice)
+        return redirect(back)
+    # The queue page the claim was made on (its address, as the filter form last pushed it),
+    # from its first page.
+    query = QueryDict(urlsplit(back).query, mutable=True)
+    query.pop("cursor", None)
+    here = f"{urlsplit(back).path}?{query.urlencode()}" if query else urlsplit(back).path
+    context = _queue_context(request, query, here=here)
+    context.update(claim_notice=notice, claim_level={"warning": "stale"}.get(level, level))
+    return render(request, "reviews/queue.html#claimed", context, status=status)
 
 
 _SELECTED = re.compile(r"^(\d{1,18}):(\d{1,9})$")

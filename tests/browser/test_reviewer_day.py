@@ -37,12 +37,13 @@ def test_two_reviewers_claim_in_two_browsers_and_never_share(browser, live_serve
     rob_context, rob = signed_in_context(browser, live_server, "rob")
     try:
         rita.select_option("#claim-count", "5")
-        rita.keyboard.press("c")  # claim the next 5
-        expect(rita.locator(".messages li.success")).to_contain_text("Claimed 5 items")
+        rita.keyboard.press("c")  # claim the next 5: the queue region is swapped, not the page
+        expect(rita.locator("#toast")).to_contain_text("Claimed 5 items")
+        expect(rita.locator("[data-claim].mine")).to_have_count(5)
         rob.reload()
         rob.select_option("#claim-count", "5")
         rob.click("[data-claim-form] [data-claim]")
-        expect(rob.locator(".messages li.success")).to_contain_text("Claimed 3 items")
+        expect(rob.locator("#toast")).to_contain_text("Claimed 3 items")
         mine = set(Candidate.objects.filter(claimed_by=f"reviewer:{reviewer.pk}").values_list("pk", flat=True))
         theirs = set(Candidate.objects.filter(claimed_by=f"reviewer:{second_reviewer.pk}").values_list("pk", flat=True))
         assert len(mine) == 5 and len(theirs) == 3 and not mine & theirs

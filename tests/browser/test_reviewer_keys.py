@@ -1,6 +1,7 @@
 """The reviewer's keys do not wait for the server: a decision is sent in the background, the
 decided item says "sending" and the focus is on the next one at once; the answer swaps in
-the decided line (or the refusal, on the item, with the reviewer's place kept)."""
+the decided line (or the refusal, on the item, with the reviewer's place kept); `c` claims
+by swapping the queue region only."""
 import pytest
 from playwright.sync_api import expect
 
@@ -119,4 +120,55 @@ def test_no_answer_to_swap_in_reopens_the_item_with_the_reason(page, login, thre
     expect(article(page, second)).to_be_focused()  # the next open item
     assert status_of(first) == "approved"
     assert Candidate.objects.get(pk=first.pk).decided_by == f"reviewer:{reviewer.pk}"
+
+
+def test_c_claims_by_swapping_the_queue_region_and_keeps_the_reviewers_place(page, login, tenant, reviewer):
+    items = propose(tenant, "bob", *[candidate(field="preference", value=f"topic {i}") for i in range(8)])
+    login("rita")
+    page.evaluate("window.samePage = true")
+    page.select_option("#claim-count", "5")
+    page.keyboard.press("Escape")  # out of the select, back to the queue
+    page.keyboard.press("j")
+    expect(article(page, items[1])).to_be_focused()
+    page.keyboard.press("c")
+    expect(page.locator("#toast")).to_contain_text("Claimed 5 items for 15 minutes")
+    expect(page.locator("[data-claim].mine")).to_have_count(5)
+    expect(article(page, items[1]).locator("[data-claim]")).to_have_text("claimed by you")
+    expect(article(page, items[1])).to_be_focused()  # the same item, swapped in with its claim
+    expect(page.locator("[data-count=mine]")).to_have_text("5")
+    assert page.evaluate("window.samePage") is True  # not a page load
+    assert set(Candidate.objects.filter(claimed_by=f"reviewer:{reviewer.pk}").values_list("pk", flat=True)) == {
+        item.pk for item in items[:5]}
+    release = page.locator("[data-claim-release] button[name=release]")
+    expect(release).to_be_visible()  # came with the claim, out of band
+    release.click()
+    expect(page.locator("#toast")).to_contain_text("Released 5 claimed items.")
+    expect(page.locator("[data-claim].mine")).to_have_count(0)
+    expect(release).to_have_count(0)
+    assert page.evaluate("window.samePage") is True
+    assert not Candidate.objects.exclude(claimed_by="").exists()
+
+
+def test_claiming_after_a_filter_change_claims_from_the_filtered_set(page, login, tenant, reviewer):
+    # The filter form swaps only #results; the claim form's copy of the filters travels with it
+    # out of band. Without it "claim next" claimed in the filters the page was loaded with.
+    bobs = propose(tenant, "bob", *[candidate(field="preference", value=f"bob {i}") for i in range(3)])
+    carols = propose(tenant, "carol", *[candidate(field="preference", value=f"carol {i}") for i in range(3)])
+    login("rita")
+    page.evaluate("window.samePage = true")
+    expect(page.locator("[data-item]")).to_have_count(6)
+    page.fill("#id_user_id", "carol")
+    page.click("[data-filters] button[type=submit]")
+    page.wait_for_function("() => location.search.includes('user_id=carol')")
+    expect(page.locator("[data-item]")).to_have_count(3)
+    page.select_option("#claim-count", "5")
+    page.keyboard.press("Escape")
+    page.keyboard.press("c")
+    expect(page.locator("#toast")).to_contain_text("Claimed 3 items")
+    claimed = set(Candidate.objects.filter(claimed_by=f"reviewer:{reviewer.pk}").values_list("pk", flat=True))
+    assert claimed == {item.pk for item in carols}
+    assert not claimed & {item.pk for item in bobs}
+    expect(page.locator("[data-item]")).to_have_count(3)  # still the filtered queue
+    expect(page.locator("[data-claim].mine")).to_have_count(3)
+    assert "user_id=carol" in page.url and page.evaluate("window.samePage") is True
 

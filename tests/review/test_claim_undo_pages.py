@@ -124,3 +124,35 @@ def test_a_full_page_and_a_reader_get_no_out_of_band_copy(review_queue, reviewer
     assert claim_form_inputs(page)["field"] == "location"
     read_only = signed_in(auditor).get(QUEUE, {"field": "location"}, HTTP_HX_REQUEST="true").content.decode()
     assert 'id="claim-filters"' not in read_only
+
+
+def test_with_htmx_a_claim_answers_with_the_queue_region_and_the_toast(review_queue, reviewer):
+    client = signed_in(reviewer)
+    response = client.post(reverse("reviews:claim"), {"count": "2", "next": f"{QUEUE}?field=location&cursor=x"},
+                           HTTP_HX_REQUEST="true")
+    html = response.content.decode()
+    assert response.status_code == 200 and "<html" not in html
+    assert html.lstrip().startswith('<p class="counts" id="counts"')  # #results' content: counts, then the page
+    assert 'id="page"' in html and html.count('data-claim>claimed by you') == 1  # the filter shows one item
+    assert f'id="item-{review_queue.evidence.pk}"' in html and f'id="item-{review_queue.conflict.pk}"' not in html
+    assert '<div id="toast" class="toast success" role="status" aria-live="polite" hx-swap-oob="true">' \
+           '<span>Claimed 2 items for 15 minutes; colleagues do not see them meanwhile.</span>' in html
+    assert '<span id="claim-release" data-claim-release hx-swap-oob="true"><button type="submit" name="release"' in html
+    # The page's address without the cursor: what the items' forms come back to.
+    assert claim_form_inputs(html)["next"] == f"{QUEUE}?field=location"
+    assert Candidate.objects.exclude(claimed_by="").count() == 2
+
+    released = client.post(reverse("reviews:claim"), {"release": "1", "next": QUEUE}, HTTP_HX_REQUEST="true")
+    html = released.content.decode()
+    assert "<span>Released 2 claimed items.</span>" in html and "data-claim>" not in html
+    assert '<span id="claim-release" data-claim-release hx-swap-oob="true"></span>' in html
+    assert not Candidate.objects.exclude(claimed_by="").exists()
+
+
+def test_with_htmx_a_bad_count_is_a_400_with_the_reason_in_the_toast(review_queue, reviewer):
+    response = signed_in(reviewer).post(reverse("reviews:claim"), {"count": "many", "next": QUEUE},
+                                        HTTP_HX_REQUEST="true")
+    assert response.status_code == 400
+    assert '<div id="toast" class="toast error"' in response.content.decode()
+    assert "Choose how many items to claim." in response.content.decode()
+    assert not Candidate.objects.exclude(claimed_by="").exists()
