@@ -63,6 +63,17 @@
     return item.dataset.open === "1" && !item.hasAttribute("data-pending");
   }
 
+  // How many open items follow this one on screen (up to AHEAD).
+  var AHEAD = 5;
+  function openAfter(item) {
+    var list = items();
+    var count = 0;
+    for (var i = list.indexOf(item) + 1; i < list.length && count < AHEAD; i++) {
+      if (isOpen(list[i])) count += 1;
+    }
+    return count;
+  }
+
   function nextOpenAfter(item) {
     var list = items();
     for (var i = list.indexOf(item) + 1; i < list.length; i++) {
@@ -368,6 +379,10 @@
     var next = nextOpenAfter(item);
     if (next) {
       focusItem(next);
+      // Nearly the last open item on screen: fetch the next page while the reviewer works on
+      // these, so that deciding the last one moves on at once too.
+      var ahead = openAfter(next) < AHEAD && document.querySelector("[data-more]");
+      if (ahead && !ahead.classList.contains("htmx-request")) ahead.click();
     } else {
       var more = document.querySelector("[data-more]");
       focusItem(item);

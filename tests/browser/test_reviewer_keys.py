@@ -172,3 +172,25 @@ def test_claiming_after_a_filter_change_claims_from_the_filtered_set(page, login
     expect(page.locator("[data-claim].mine")).to_have_count(3)
     assert "user_id=carol" in page.url and page.evaluate("window.samePage") is True
 
+
+def test_nearing_the_page_end_the_next_page_is_fetched_ahead(page, login, tenant, reviewer):
+    # Deciding the last open item on screen used to wait for "More" (a request behind the
+    # decisions still on their way); five from the end it is fetched ahead instead.
+    from reviews.views.reviewer import QUEUE_PAGE_SIZE_HTML
+
+    items = propose(tenant, "bob", *[candidate(field="preference", value=f"topic {i}")
+                                      for i in range(QUEUE_PAGE_SIZE_HTML + 3)])
+    login("rita")
+    expect(page.locator("[data-item]")).to_have_count(QUEUE_PAGE_SIZE_HTML)
+    for index in range(QUEUE_PAGE_SIZE_HTML - 6):
+        page.keyboard.press("a")
+        expect(article(page, items[index + 1])).to_be_focused()
+    expect(page.locator("[data-item]")).to_have_count(QUEUE_PAGE_SIZE_HTML)  # six open ahead: not yet
+    page.keyboard.press("a")  # five open items follow the one focused now
+    expect(page.locator("[data-item]")).to_have_count(QUEUE_PAGE_SIZE_HTML + 3)
+    for index in range(QUEUE_PAGE_SIZE_HTML - 5, QUEUE_PAGE_SIZE_HTML + 2):
+        expect(article(page, items[index])).to_be_focused()
+        page.keyboard.press("a")
+    expect(article(page, items[-1])).to_be_focused()
+    expect(page.locator("[data-pending]")).to_have_count(0)  # every answer is in
+    assert Candidate.objects.filter(status="approved").count() == QUEUE_PAGE_SIZE_HTML + 2
