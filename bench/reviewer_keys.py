@@ -271,18 +271,20 @@ def run(args) -> int:
                 if kind == "claim+approve":
                     current = driver.focused_item()
                     since = driver.focus_log_length()
-                    page.evaluate("() => { window.__beforeClaim = true; }")
+                    page.evaluate("() => { window.__beforeClaim = true; document.getElementById('page').__old = true; }")
                     page.keyboard.press("c")
-                    # The queue region is swapped in with the claim made (or, by a plain form, the
-                    # page reloads: a new document has no __beforeClaim and a fresh focus log).
+                    # The queue region is swapped in with the claim made (a new #page; or, by a
+                    # plain form, the page reloads: a new document has no __beforeClaim and a
+                    # fresh focus log), and an item focused after it.
                     page.wait_for_function(
-                        """(since) => (!window.__beforeClaim || window.__focus.length > since)
+                        """(since) => (!window.__beforeClaim
+                               || (!document.getElementById('page').__old && window.__focus.length > since))
                              && document.activeElement && document.activeElement.matches('[data-item]')""",
                         arg=since,
                     )
                     found = page.evaluate(
                         """(since) => { const key = JSON.parse(sessionStorage.getItem('benchKey'));
-                             const f = window.__focus[window.__beforeClaim ? since : 0];
+                             const f = window.__focus[window.__beforeClaim ? window.__focus.length - 1 : 0];
                              return f && key.key === 'c' ? { ms: f.t - key.t, key: key.t } : null; }""",
                         since,
                     )
