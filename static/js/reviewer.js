@@ -464,8 +464,11 @@
     var opened = event.target;
     if (detail.requestConfig && detail.requestConfig.verb === "get" && opened.matches && opened.matches("[data-item]")) {
       // The item was out of date when opened: it came back whole, as it is now.
-      if (awaiting && awaiting.item.id === opened.id) awaiting.item = opened;
-      focusItem(opened);
+      // It takes the focus only from itself or when a key waits for it: decisions are sent in
+      // the background, and the reviewer may be several items further by now.
+      var waitedFor = awaiting && awaiting.item.id === opened.id;
+      if (waitedFor) awaiting.item = opened;
+      if (waitedFor || !document.body.contains(current) || current.id === opened.id) focusItem(opened);
       bodyArrived();
       return;
     }

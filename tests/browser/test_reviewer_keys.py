@@ -194,3 +194,18 @@ def test_nearing_the_page_end_the_next_page_is_fetched_ahead(page, login, tenant
     expect(article(page, items[-1])).to_be_focused()
     expect(page.locator("[data-pending]")).to_have_count(0)  # every answer is in
     assert Candidate.objects.filter(status="approved").count() == QUEUE_PAGE_SIZE_HTML + 2
+
+
+def test_a_body_that_comes_back_out_of_date_does_not_take_the_focus_back(page, login, three, reviewer,
+                                                                         second_reviewer):
+    first, second, _third = three
+    login("rita")
+    held = Held(page, f"**/review/candidates/{first.pk}/body*")
+    page.keyboard.press("o")  # open the first item: its body is on its way
+    page.keyboard.press("j")  # and the reviewer moves on before it comes
+    expect(article(page, second)).to_be_focused()
+    approve_as(second_reviewer, first)  # meanwhile a colleague decides it: the body comes back whole
+    held.release()
+    expect(article(page, first).locator("[data-decided]")).to_contain_text("Decided by rob")
+    expect(article(page, second)).to_be_focused()
+    expect(article(page, second)).to_have_attribute("aria-current", "true")
