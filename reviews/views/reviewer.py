@@ -6,6 +6,7 @@ back (works without JavaScript); with htmx the same view answers with the item's
 from __future__ import annotations
 
 import re
+from enum import StrEnum
 from functools import wraps
 from urllib.parse import urlsplit
 
@@ -124,6 +125,23 @@ def _back(request, fallback: str) -> str:
     ):
         return target
     return fallback
+
+
+class Notice(StrEnum):
+    """How the answer to a reviewer's action reads: the class of its notice and toast with
+    htmx, the level of the message that carries it without."""
+
+    SUCCESS = "success"
+    STALE = "stale"  # something moved first (a colleague's decision, an empty filter): nothing applied
+    ERROR = "error"
+
+
+_MESSAGE_LEVELS = {Notice.SUCCESS: messages.SUCCESS, Notice.STALE: messages.WARNING, Notice.ERROR: messages.ERROR}
+
+
+def _flash(request, level: Notice, text: str) -> None:
+    """The answer as a message for the page the plain (no-htmx) form goes back to."""
+    messages.add_message(request, _MESSAGE_LEVELS[level], text)
 
 
 # --- Queue ------------------------------------------------------------------------------------
@@ -312,7 +330,7 @@ def candidate_body(request, pk: int):
         # whole item is swapped for what it is now, open, saying who decided it.
         context.update(expanded=True)
         if not candidate.is_open or candidate.status == CandidateStatus.PENDING_USER:
-            context.update(notice_level="stale", notice=stale_message(candidate, opened=True))
+            context.update(notice_level=Notice.STALE, notice=stale_message(candidate, opened=True))
         response = render(request, "reviews/queue.html#item", context)
         response["HX-Retarget"] = f"#item-{candidate.pk}"
         response["HX-Reswap"] = "outerHTML"
@@ -457,9 +475,9 @@ def _decide(request, pk: int, kind: str, service, options=_no_options):
     someone else, no longer open), 400 for bad input; the page's script swaps both in.
     """
     form = DecisionForm(request.POST)
-    notice_level, notice, undo_ids, status = "success", "", [], 200
+    notice_level, notice, undo_ids, status = Notice.SUCCESS, "", [], 200
     if not form.is_valid():
-        notice_level, notice, status = "error", _("The form was incomplete; reload the page and try again."), 400
+        notice_level, notice, status = Notice.ERROR, _("The form was incomplete; reload the page and try again."), 400
     else:
         data = form.cleaned_data
         actor = Actor.reviewer(request.user)
@@ -473,11 +491,11 @@ def _decide(request, pk: int, kind: str, service, options=_no_options):
                 **options(data),
             )
         except StaleVersion:
-            notice_level, notice, status = "stale", stale_message(_candidate_or_404(request.tenant, pk)), 409
+            notice_level, notice, status = Notice.STALE, stale_message(_candidate_or_404(request.tenant, pk)), 409
         except NotFound:
             raise Http404 from None
         except DomainError as error:
-            notice_level, notice = "error", error_message(error)
+            notice_level, notice = Notice.ERROR, error_message(error)
             status = 400 if isinstance(error, InvalidInput) else 409
         else:
             if kind == "settle":
@@ -489,7 +507,7 @@ def _decide(request, pk: int, kind: str, service, options=_no_options):
             candidates_claims_renew(tenant=request.tenant, actor=actor)
     if request.htmx:
         return _item_response(request, pk, notice=notice, notice_level=notice_level, undo_ids=undo_ids, status=status)
-    {"success": messages.success, "stale": messages.warning, "error": messages.error}[notice_level](request, notice)
+    _flash(request, notice_level, notice)
     return redirect(_back(request, reverse("reviews:queue")))
 
 
@@ -569,9 +587,9 @@ def undo(request, pk: int):
     except NotFound:
         raise Http404 from None
     except InvalidTransition as error:
-        notice_level, notice = "error", undo_refusal_message(error)
+        notice_level, notice = Notice.ERROR, undo_refusal_message(error)
     else:
-        notice_level = "success"
+        notice_level = Notice.SUCCESS
         notice = _("Undone: %(field)s = “%(value)s” is back to %(status)s.") % {
             "field": restored.field,
             "value": restored.value,
@@ -579,7 +597,7 @@ def undo(request, pk: int):
         }
     if request.htmx:
         return _item_response(request, pk, notice=notice, notice_level=notice_level)
-    {"success": messages.success, "error": messages.error}[notice_level](request, notice)
+    _flash(request, notice_level, notice)
     return redirect(_back(request, reverse("reviews:queue")))
 
 
@@ -615,7 +633,7 @@ def claim(request):
     back with the message.
     """
     actor = Actor.reviewer(request.user)
-    level, status = "success", 200
+    level, status = Notice.SUCCESS, 200
     if request.POST.get("release"):
         released = candidates_release(tenant=request.tenant, actor=actor)
         notice = _("Released %(count)d claimed items.") % {"count": len(released)}
@@ -628,16 +646,16 @@ def claim(request):
         try:
             claimed = candidates_claim(tenant=request.tenant, actor=actor, count=count, filters=filters)
         except InvalidInput:
-            level, status, notice = "error", 400, _("Choose how many items to claim.")
+            level, status, notice = Notice.ERROR, 400, _("Choose how many items to claim.")
         else:
             if claimed:
                 notice = _("Claimed %(count)d items for %(minutes)s minutes; colleagues do not see them meanwhile.") % {
                     "count": len(claimed), "minutes": f"{settings.MEMORY_REVIEW_CLAIM_MINUTES:g}"}
             else:
-                level, notice = "warning", _("Nothing left to claim in these filters.")
+                level, notice = Notice.STALE, _("Nothing left to claim in these filters.")
     back = _back(request, reverse("reviews:queue"))
     if not request.htmx:
-        {"success": messages.success, "warning": messages.warning, "error": messages.error}[level](request, notice)
+        _flash(request, level, notice)
         return redirect(back)
     # The queue page the claim was made on (its address, as the filter form last pushed it),
     # from its first page.
@@ -645,7 +663,7 @@ def claim(request):
     query.pop("cursor", None)
     here = f"{urlsplit(back).path}?{query.urlencode()}" if query else urlsplit(back).path
     context = _queue_context(request, query, here=here)
-    context.update(claim_notice=notice, claim_level={"warning": "stale"}.get(level, level))
+    context.update(claim_notice=notice, claim_level=level)
     return render(request, "reviews/queue.html#claimed", context, status=status)
 
 
@@ -690,13 +708,13 @@ def bulk_notices(decision: str, outcome) -> tuple[str, list[tuple[str, str]]]:
     names = actor_names({item.get("decided_by", "") for item in outcome.stale})
     for item in outcome.stale:
         details.append((
-            "warning",
+            Notice.STALE,
             _("Item #%(id)s was already decided by %(who)s (%(status)s); it was left as it was.")
             % {"id": item["id"], "who": names.get(item.get("decided_by", "")) or _("someone"), "status": item.get("status", "")},
         ))
     if outcome.failed:
         details.append((
-            "error",
+            Notice.ERROR,
             _("%(count)d items could not be decided: %(ids)s.")
             % {"count": len(outcome.failed), "ids": ", ".join(f"#{item['id']}" for item in outcome.failed)},
         ))
@@ -745,9 +763,9 @@ def bulk(request):
         return _bulk_refused(request, context, error=error_message(error))
     summary, details = bulk_notices(decision, outcome)
     if not request.htmx:
-        (messages.success if outcome.decided else messages.warning)(request, summary)
+        _flash(request, Notice.SUCCESS if outcome.decided else Notice.STALE, summary)
         for level, text in details:
-            {"warning": messages.warning, "error": messages.error}[level](request, text)
+            _flash(request, level, text)
         return redirect(context["here"])
     candidates_claims_renew(tenant=request.tenant, actor=Actor.reviewer(request.user))
     filters, filter_query = _page_filters(request)
@@ -760,7 +778,7 @@ def bulk(request):
         details=details,
         decided_ids=outcome.decided,
         lazy_bodies=True,
-        toast_level="success" if outcome.decided else "stale",
+        toast_level=Notice.SUCCESS if outcome.decided else Notice.STALE,
         items=review_queue_items(
             tenant=request.tenant,
             candidates=list(Candidate.objects.filter(tenant=request.tenant, pk__in=changed).select_related(
