@@ -95,7 +95,7 @@ def short_age(timesince_text: str) -> str:
 
 @register.filter
 def count_cap(count: int, cap: int) -> str:
-    """A count that stopped counting at ``cap`` says so: "10,000+"."""
+    """A count that stopped counting at ``cap`` says so: "1,000+"."""
     return f"{cap:,}+" if count > cap else f"{count:,}"
 
 

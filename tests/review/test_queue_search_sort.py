@@ -8,7 +8,7 @@ from django.utils import timezone
 from reviews.actors import Actor
 from reviews.errors import InvalidInput
 from reviews.models import Candidate, Scope
-from reviews.selectors import QueueFilters, QueueSort, review_queue_counts, review_queue_page
+from reviews.selectors import QUEUE_COUNT_CAP, QueueFilters, QueueSort, review_queue_counts, review_queue_page
 from reviews.services.portal import fact_contest
 from tests.conftest import candidate
 from tests.review.conftest import approve_as, propose, signed_in
@@ -102,6 +102,24 @@ class TestFlagsAndCounts:
         assert (counts.waiting, counts.contested, counts.claimed_by_viewer) == (5, 1, 0)
         assert counts.in_filter == len(ids(tenant, q="o"))
         assert counts.oldest == Candidate.objects.get(pk=mixed["oslo"].pk).created_at
+
+    def test_counts_stop_at_the_cap_and_say_so(self, tenant, reviewer, reviewer_client):
+        """Past QUEUE_COUNT_CAP the headline says "1,000+" (page and stats alike); a filter
+        that can match nothing (anyone's claims, asked by nobody) counts 0 in the same query."""
+        [first] = propose(tenant, "user-0", candidate(field="location", value="Kyoto"))
+        rows = Candidate.objects.filter(pk=first.pk).values()[0]
+        rows.pop("id")
+        Candidate.objects.bulk_create(
+            [Candidate(**dict(rows, value=f"place {index}")) for index in range(QUEUE_COUNT_CAP)]
+        )
+        viewer = str(Actor.reviewer(reviewer))
+        counts = review_queue_counts(tenant=tenant, filters=QueueFilters(), viewer=viewer)
+        assert counts.waiting == counts.in_filter == QUEUE_COUNT_CAP + 1 and counts.capped("waiting")
+        assert review_queue_counts(tenant=tenant, filters=QueueFilters(q="Kyoto"), viewer=viewer).in_filter == 1
+        assert review_queue_counts(tenant=tenant, filters=QueueFilters(claims="mine")).in_filter == 0
+        html = reviewer_client.get("/review/").content.decode()
+        assert f'data-count="waiting">{QUEUE_COUNT_CAP:,}+<' in html and f'data-count="in_filter">{QUEUE_COUNT_CAP:,}+<' in html
+        assert f'data-kpi="waiting">{QUEUE_COUNT_CAP:,}+<' in reviewer_client.get("/review/stats/").content.decode()
 
     def test_unknown_values_are_refused(self):
         for bad in ({"flag": "nope"}, {"sort": "random"}, {"q": "x" * 201}, {"claims": "theirs"}):
