@@ -285,6 +285,9 @@ CELERY_BEAT_SCHEDULE = {
     "expire-facts": {"task": "reviews.tasks.expire_facts", "schedule": timedelta(minutes=15)},
     "reconcile-projection": {"task": "reviews.tasks.reconcile_projection", "schedule": timedelta(hours=1)},
     "recall-partitions": {"task": "reviews.tasks.maintain_recall_partitions", "schedule": timedelta(hours=1)},
+    # Does nothing unless MEMORY_RECALL_RECORD_STREAM_URL is set: a backstop for the drain
+    # process (which writes records within milliseconds), not the main path.
+    "drain-recall-records": {"task": "reviews.tasks.drain_recall_records", "schedule": timedelta(seconds=5)},
 }
 
 # --- Memory Portal ------------------------------------------------------------------------
@@ -315,6 +318,11 @@ MEMORY_REVIEW_CLAIM_MINUTES = env.float("MEMORY_REVIEW_CLAIM_MINUTES", default=1
 # commit). Faster recalls; a crash of the database server may lose the last fraction of a
 # second of recall records (never a fact, never an audit event). Off: every record durable.
 MEMORY_RECALL_ASYNC_COMMIT = env.bool("MEMORY_RECALL_ASYNC_COMMIT", default=False)
+# PostgreSQL: a Redis URL hands recall records to a stream there, written to the database in
+# batches by `manage.py recall_records_drain --follow` and the beat (durable, never twice:
+# reviews/services/recall_records.py). Empty: each recall writes its own record.
+MEMORY_RECALL_RECORD_STREAM_URL = env.str("MEMORY_RECALL_RECORD_STREAM_URL", default="")
+MEMORY_RECALL_RECORD_STREAM_KEY = env.str("MEMORY_RECALL_RECORD_STREAM_KEY", default="memory-portal:recall-records")
 # Recall records older than this many days are dropped a whole day at a time (PostgreSQL:
 # one partition per day, reviews/services/recall_partitions.py; SQLite keeps every record).
 MEMORY_RECALL_RETENTION_DAYS = env.int("MEMORY_RECALL_RETENTION_DAYS", default=90)

@@ -2,7 +2,7 @@
 from celery import shared_task
 
 from . import publication
-from .services import audit_export, recall_partitions, retention
+from .services import audit_export, recall_partitions, recall_records, retention
 
 
 @shared_task(
@@ -50,6 +50,17 @@ def carry_out_due_deletions() -> int:
 def maintain_recall_partitions() -> None:
     """Hourly: drop recall records' days past MEMORY_RECALL_RETENTION_DAYS, make the days ahead."""
     recall_partitions.recall_partitions_maintain()
+
+
+# Beyond this a run stops and leaves the rest to the next (the beat's runs do not pile up
+# behind one that a flood keeps busy); the drain process, not the beat, carries the load.
+BEAT_DRAIN_MAX_BATCHES = 200
+
+
+@shared_task(acks_late=True, expires=30)
+def drain_recall_records() -> int:
+    """Every few seconds: write recall records handed to the stream (a backstop for the drain process)."""
+    return recall_records.recall_records_drain(max_batches=BEAT_DRAIN_MAX_BATCHES).written
 
 
 @shared_task(acks_late=True)

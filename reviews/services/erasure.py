@@ -63,6 +63,7 @@ from .audit_export import audit_exports_purge
 from .dry_run import dry_run_examples_forget
 from .entities import SELF_ALIASES, USER_ENTITY_TYPE
 from .facts import _get_fact_for_update, lock_subject, suppress_value
+from .recall_records import recall_records_flush
 from .boundary import service
 
 REDACTED = "[deleted]"
@@ -164,6 +165,8 @@ def _redact_rows(queryset, fields: list[str], pattern: re.Pattern) -> int:
 
 
 def _rewrite_recall_queries(*, subject: Subject, rewrite) -> int:
+    # Records still in the stream are written first, or they would escape the rewrite.
+    recall_records_flush()
     records = RecallRecord.objects.filter(tenant_id=subject.tenant_id, user_id=subject.user_id)
     changes = []
     for pk, query in records.values_list("pk", "query").iterator(chunk_size=500):

@@ -7,15 +7,17 @@ from functools import wraps
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from ..actors import Actor
-from ..models import ActorKind, ApiKey, Fact, RecallRecord
+from ..models import ActorKind, ApiKey, Fact
 from ..forms import IdentifierField
 from ..permissions import can_audit, staff_tenant
 from ..replicas import replica_view
 from ..selectors import RecallRecordsPage, recall_record_facts, recall_records_page, recalls_of_fact
+from ..services.recall_records import recall_record_find
 
 
 def auditor_view(view):
@@ -76,8 +78,11 @@ def recall_list(request):
 
 @auditor_view
 def recall_detail(request, pk: int):
-    # On the primary: a recall's own record is looked up by the id the recall just returned.
-    record = get_object_or_404(RecallRecord, tenant=request.tenant, pk=pk)
+    # On the primary: a recall's own record is looked up by the id the recall just returned
+    # (not yet written, if it is still in the stream: recall_record_find writes it out).
+    record = recall_record_find(tenant=request.tenant, pk=pk)
+    if record is None:
+        raise Http404
     return render(
         request,
         "recall/detail.html",

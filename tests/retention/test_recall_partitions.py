@@ -177,3 +177,26 @@ def test_the_migration_keeps_an_existing_installs_rows_in_a_legacy_partition(ten
             [tenant.pk],
         )
         assert cursor.fetchone() == (101, legacy)
+
+
+@pytest.mark.django_db
+def test_every_partition_refuses_a_second_record_with_the_same_id(tenant):
+    """The unique (id, created_at) index that makes a redelivered record a no-op (0017)."""
+    from django.db import IntegrityError, transaction
+
+    record, _ = recall(tenant)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_index i JOIN pg_inherits p ON p.inhrelid = i.indrelid "
+            "WHERE p.inhparent = %s::regclass AND i.indisunique "
+            "AND i.indkey::text = (SELECT indkey::text FROM pg_index WHERE indexrelid = %s::regclass)",
+            [RecallRecord._meta.db_table, "reviews_recallrecord_id_created"],
+        )
+        unique_on_partitions = cursor.fetchone()[0]
+        with pytest.raises(IntegrityError), transaction.atomic():
+            cursor.execute(
+                "INSERT INTO reviews_recallrecord (id, tenant_id, user_id, caller, query, facts, created_at) "
+                "VALUES (%s, %s, 'u1', 'x', '{}', '[]', %s)",
+                [record.pk, tenant.pk, record.created_at],
+            )
+    assert unique_on_partitions == len(partitions())

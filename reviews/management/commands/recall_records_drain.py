@@ -1,0 +1,65 @@
+import logging
+import signal
+import time
+
+import redis
+from django.core.management.base import BaseCommand
+from django.db import DatabaseError, close_old_connections
+
+from reviews.services.recall_records import (
+    DrainReport,
+    handed_off,
+    recall_records_drain,
+    recall_records_waiting,
+)
+
+log = logging.getLogger("reviews.services.recall_records")
+
+# How long one read waits on the stream for the first entry (also how soon a stop is heard).
+FOLLOW_BLOCK_MS = 1000
+# A failure (Redis restarting, the database failing over) is retried after this long.
+RETRY_SECONDS = 1.0
+REPORT_EVERY_SECONDS = 60
+
+
+class Command(BaseCommand):
+    help = (
+        "Write the recall records handed to the Redis stream (MEMORY_RECALL_RECORD_STREAM_URL) to the "
+        "database, a batch per statement. Once by default; --follow keeps draining (run it as a process "
+        "of its own beside the Celery worker). Safe to run several at once."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--follow", action="store_true", help="Keep draining until stopped (SIGTERM, Ctrl+C).")
+
+    def handle(self, *args, follow, **options):
+        if not handed_off():
+            self.stdout.write("recall records are written by each recall here (no MEMORY_RECALL_RECORD_STREAM_URL, "
+                              "or not PostgreSQL): nothing to drain")
+            return
+        if not follow:
+            report = recall_records_drain()
+            self.stdout.write(self._describe(report) + f"; {recall_records_waiting()} waiting")
+            return
+        stopping = []
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: stopping.append(True))
+        total, reported_at = DrainReport(), time.monotonic()
+        self.stdout.write("draining recall records; stop with SIGTERM or Ctrl+C")
+        while not stopping:
+            try:
+                total.add(recall_records_drain(block_ms=FOLLOW_BLOCK_MS))
+            except (redis.RedisError, DatabaseError) as error:
+                # Nothing is lost: what was read and not written stays pending, taken over later.
+                log.warning("recall records: drain failed (%s); retrying in %.0f s", error, RETRY_SECONDS)
+                close_old_connections()
+                time.sleep(RETRY_SECONDS)
+            if time.monotonic() - reported_at >= REPORT_EVERY_SECONDS:
+                log.info("recall records: %s", self._describe(total))
+                reported_at = time.monotonic()
+        self.stdout.write(self._describe(total))
+
+    @staticmethod
+    def _describe(report: DrainReport) -> str:
+        return (f"wrote {report.written} recall records in {report.batches} batches; skipped {report.skipped} "
+                f"(already written, tenant gone or past the retention); {report.unreadable} unreadable")

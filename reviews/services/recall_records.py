@@ -1,0 +1,346 @@
+"""Recall records: written by the recall itself, or handed off through a Redis stream.
+
+Every recall leaves a record (SPEC §5). Written on the request, that INSERT and its commit
+are a third of a recall's cost. With ``MEMORY_RECALL_RECORD_STREAM_URL`` (PostgreSQL only)
+the request hands the record to a Redis stream instead (one ``XADD``) and a drain writes
+them to the database in batches, one multi-row statement per batch:
+
+* **Nothing lost on a crash.** The response is sent only after Redis has the record. A
+  drain acknowledges entries (``XACK``, then ``XDEL``) only after its batch committed; a
+  drain that dies before that leaves them pending in the consumer group, and the next
+  drain takes them over once they have been idle ``RECLAIM_IDLE_MS``. Redis itself keeps
+  them as durably as its persistence is configured (``appendonly yes``; with
+  ``appendfsync everysec`` a crash of the Redis server can lose up to a second of them).
+  If Redis cannot be reached the record is written directly, as without the stream.
+* **Never twice.** The id is the recall's ``recall_id``, known before the record is
+  written: each process reserves ids from the table's sequence in blocks
+  (``RECALL_ID_BLOCK``, one round trip per block). A record delivered again (its batch
+  committed, the drain died before the ack) meets the unique index on
+  ``(id, created_at)`` and is skipped.
+* **Nothing resurrected.** A batch skips records whose tenant has been deleted meanwhile
+  and records already past the retention (their day's partition may be gone). An erasure
+  writes out everything still in the stream first (``recall_records_flush``) so its rewrite
+  of the subject's recall queries sees every recall made before it.
+
+What a reader sees: a recall's record appears when the next drain has run (the drain
+process blocks on the stream, so within milliseconds; the beat's backstop runs every few
+seconds). The one page that looks a record up by the id a recall just returned flushes the
+stream when the id is not there yet.
+
+Drains run as ``manage.py recall_records_drain --follow`` (a process of its own, next to the
+Celery worker) and from the beat (``reviews.tasks.drain_recall_records``). Any number may
+run at once: the consumer group gives each entry to one of them.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone as dt_timezone
+
+import redis
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from ..hotpath import prepared_cursor
+from ..models import RecallRecord, Tenant
+from .recall_partitions import no_partition_for_row, recall_partition_for
+
+log = logging.getLogger(__name__)
+
+TABLE = RecallRecord._meta.db_table
+SEQUENCE = TABLE + "_id_seq"
+COLUMNS = ("tenant_id", "user_id", "caller", "query", "facts", "created_at")
+# Ids reserved per round trip to the sequence; a process that stops leaves the rest of its
+# block unused (a gap in the ids, as a rolled-back INSERT leaves one).
+RECALL_ID_BLOCK = 200
+GROUP = "recall-records"
+# A batch per statement: large enough that a statement's fixed cost is spread thin, small
+# enough that a batch is a few hundred kilobytes.
+DRAIN_BATCH = 500
+# An entry delivered to a drain and not acknowledged this long is taken over by another:
+# that drain has died (or is stuck), and its batch never committed or was never acked.
+RECLAIM_IDLE_MS = 30_000
+# A consumer with nothing pending that has not read for this long is forgotten.
+CONSUMER_FORGET_MS = 3_600_000
+
+
+def handed_off() -> bool:
+    """Are recall records handed to the stream (configured, and on PostgreSQL)?"""
+    return bool(settings.MEMORY_RECALL_RECORD_STREAM_URL) and connection.vendor == "postgresql"
+
+
+def recall_record_write(record: RecallRecord) -> None:
+    """Give ``record`` its id and see that it is written: now, or by the next drain."""
+    if not handed_off():
+        _insert(record)
+        return
+    record.pk = _ids.take()
+    try:
+        _stream().client.xadd(settings.MEMORY_RECALL_RECORD_STREAM_KEY, {"r": _encode(record)})
+    except redis.RedisError as error:
+        log.warning("recall records: the stream is unavailable (%s); record %s written directly", error, record.pk)
+        _insert(record)
+    record._state.adding = False
+
+
+# --- Writing one record ---------------------------------------------------------------------
+
+
+def _insert(record: RecallRecord) -> None:
+    """One INSERT written out: on the hot path the ORM's save() cost a third of a recall.
+
+    With ``MEMORY_RECALL_ASYNC_COMMIT`` the statement itself turns off
+    ``synchronous_commit`` for its own transaction (``set_config(..., true)`` in a CTE),
+    so the commit does not wait for the WAL flush and no extra round trip is spent on a
+    ``SET``. That is done only in autocommit, where the statement is its whole
+    transaction: inside an atomic block it would also weaken every other write of that
+    transaction, so there the record is committed durably with the rest. A record that
+    already has its id (reserved for the stream) is written with it.
+    """
+    columns = (("id",) if record.pk else ()) + COLUMNS
+    values = ([record.pk] if record.pk else []) + [
+        record.tenant_id,
+        record.user_id,
+        record.caller,
+        json.dumps(record.query, ensure_ascii=False),
+        json.dumps(record.facts),
+        connection.ops.adapt_datetimefield_value(record.created_at),
+    ]
+    if settings.MEMORY_RECALL_ASYNC_COMMIT and connection.vendor == "postgresql" and not connection.in_atomic_block:
+        types = (("%s::bigint",) if record.pk else ()) + (
+            "%s::bigint", "%s", "%s", "%s::jsonb", "%s::jsonb", "%s::timestamptz")
+        sql = (
+            "WITH commit_mode AS (SELECT set_config('synchronous_commit', 'off', true)) "
+            # Typed: unlike VALUES, a SELECT list does not take its types from the columns.
+            f"INSERT INTO {TABLE} ({', '.join(columns)}) SELECT {', '.join(types)} FROM commit_mode RETURNING id"
+        )
+    else:
+        sql = f"INSERT INTO {TABLE} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))}) RETURNING id"
+    with prepared_cursor() as cursor:
+        try:
+            cursor.execute(sql, values)
+        except IntegrityError as error:
+            # The record's day has no partition (the beat, which makes them a week ahead,
+            # has not run for that long): make it and write again. Inside a transaction the
+            # failed statement has aborted it, so there the error stands.
+            if connection.in_atomic_block or not no_partition_for_row(error):
+                raise
+            recall_partition_for(record.created_at)
+            cursor.execute(sql, values)
+        record.pk = cursor.fetchone()[0]
+    record._state.adding = False
+
+
+class _IdBlock:
+    """Recall ids reserved from the table's sequence, handed out one by one (thread-safe:
+    a gthread worker serves several recalls at once)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._free: list[int] = []
+        self._pid = os.getpid()
+
+    def take(self) -> int:
+        with self._lock:
+            if self._pid != os.getpid():  # forked: the parent's block is the parent's
+                self._free, self._pid = [], os.getpid()
+            if not self._free:
+                with prepared_cursor() as cursor:
+                    cursor.execute("SELECT nextval(%s) FROM generate_series(1, %s)", [SEQUENCE, RECALL_ID_BLOCK])
+                    self._free = [row[0] for row in cursor.fetchall()][::-1]
+            return self._free.pop()
+
+
+_ids = _IdBlock()
+
+
+# --- The stream -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Connection:
+    url: str
+    pid: int
+    client: redis.Redis
+
+
+_connection: _Connection | None = None
+
+
+def _stream() -> _Connection:
+    """This process's Redis client (made after a fork, and again if the setting changed)."""
+    global _connection
+    url = settings.MEMORY_RECALL_RECORD_STREAM_URL
+    if _connection is None or _connection.pid != os.getpid() or _connection.url != url:
+        client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2, health_check_interval=30)
+        _connection = _Connection(url, os.getpid(), client)
+    return _connection
+
+
+def _encode(record: RecallRecord) -> str:
+    return json.dumps(
+        {"id": record.pk, "tenant_id": record.tenant_id, "user_id": record.user_id, "caller": record.caller,
+         "query": record.query, "facts": record.facts, "created_at": record.created_at.isoformat()},
+        ensure_ascii=False, separators=(",", ":"),
+    )
+
+
+# --- Draining ---------------------------------------------------------------------------------
+
+
+@dataclass
+class DrainReport:
+    written: int = 0
+    skipped: int = 0  # already written (delivered again), tenant gone, or past the retention
+    unreadable: int = 0  # moved to the dead-letter stream
+    batches: int = 0
+
+    def add(self, other: DrainReport) -> None:
+        self.written += other.written
+        self.skipped += other.skipped
+        self.unreadable += other.unreadable
+        self.batches += other.batches
+
+
+def recall_records_drain(*, block_ms: int | None = None, take_over_all: bool = False,
+                         max_batches: int | None = None) -> DrainReport:
+    """Write what the stream holds to the database, a batch per statement, until it is empty.
+
+    ``take_over_all`` also takes entries other drains hold and have not acknowledged,
+    however recently (an erasure must not miss one); otherwise only those idle for
+    ``RECLAIM_IDLE_MS``. ``block_ms`` waits that long for the first entry (the follow mode).
+    """
+    report = DrainReport()
+    if not handed_off():
+        return report
+    client, key = _stream().client, settings.MEMORY_RECALL_RECORD_STREAM_KEY
+    consumer = f"{socket.gethostname()}:{os.getpid()}"
+    _ensure_group(client, key)
+    block = block_ms
+    # Inside a transaction the acks wait for its commit, so what this drain wrote is still
+    # pending meanwhile: taken over again, it would come round for ever.
+    done: set[bytes] = set()
+    while max_batches is None or report.batches < max_batches:
+        claimed = client.xautoclaim(key, GROUP, consumer, min_idle_time=0 if take_over_all else RECLAIM_IDLE_MS,
+                                    start_id="0-0", count=DRAIN_BATCH)
+        entries = [entry for entry in claimed[1] if entry[0] not in done]
+        if not entries:
+            answer = client.xreadgroup(GROUP, consumer, {key: ">"}, count=DRAIN_BATCH, block=block)
+            entries = answer[0][1] if answer else []
+        if not entries:
+            break
+        done.update(entry_id for entry_id, _ in entries)
+        report.add(_write_batch(client, key, entries))
+        block = None  # once something came, drain what is there and stop when it is empty
+    _forget_idle_consumers(client, key, keep=consumer)
+    return report
+
+
+def recall_records_flush() -> DrainReport:
+    """Everything handed off so far is in the database when this returns (erasure)."""
+    return recall_records_drain(take_over_all=True)
+
+
+def _ensure_group(client: redis.Redis, key: str) -> None:
+    try:
+        client.xgroup_create(key, GROUP, id="0", mkstream=True)
+    except redis.ResponseError as error:
+        if "BUSYGROUP" not in str(error):
+            raise
+
+
+def _write_batch(client: redis.Redis, key: str, entries: list) -> DrainReport:
+    report = DrainReport(batches=1)
+    rows, unreadable = [], []
+    for entry_id, fields in entries:
+        if not fields:  # deleted from the stream while pending (Redis 6.2 still lists it)
+            continue
+        try:
+            rows.append(_decode(fields))
+        except (KeyError, TypeError, ValueError) as error:
+            log.error("recall records: entry %s cannot be read (%s); kept in %s:dead", entry_id, error, key)
+            unreadable.append((entry_id, fields))
+    if rows:
+        report.written = _insert_many(rows)
+        report.skipped = len(rows) - report.written
+    report.unreadable = len(unreadable)
+    ids = [entry_id for entry_id, _ in entries]
+
+    def acknowledge():
+        with client.pipeline(transaction=True) as pipe:
+            for entry_id, fields in unreadable:
+                pipe.xadd(f"{key}:dead", fields)
+            pipe.xack(key, GROUP, *ids)
+            pipe.xdel(key, *ids)
+            pipe.execute()
+
+    # After the commit: inside a caller's transaction (an erasure) that is when it commits;
+    # in autocommit the statement has committed already and this runs at once.
+    transaction.on_commit(acknowledge)
+    return report
+
+
+def _decode(fields: dict) -> tuple:
+    data = json.loads(fields[b"r"])
+    created_at = datetime.fromisoformat(data["created_at"])
+    if created_at.tzinfo is None:
+        raise ValueError("created_at has no time zone")
+    return (int(data["id"]), int(data["tenant_id"]), str(data["user_id"]), str(data["caller"]),
+            json.dumps(data["query"], ensure_ascii=False), json.dumps(data["facts"]), created_at)
+
+
+_INSERT_MANY = f"""
+    INSERT INTO {TABLE} (id, {', '.join(COLUMNS)})
+    SELECT r.id, r.tenant_id, r.user_id, r.caller, r.query::jsonb, r.facts::jsonb, r.created_at
+    FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[], %s::timestamptz[])
+         AS r(id, tenant_id, user_id, caller, query, facts, created_at)
+    WHERE r.created_at >= %s AND EXISTS (SELECT 1 FROM {Tenant._meta.db_table} t WHERE t.id = r.tenant_id)
+    ON CONFLICT (id, created_at) DO NOTHING
+"""
+
+
+def _insert_many(rows: list[tuple]) -> int:
+    """One statement for the batch; returns how many rows it wrote."""
+    columns = [list(column) for column in zip(*rows)]
+    cutoff = timezone.now() - timedelta(days=settings.MEMORY_RECALL_RETENTION_DAYS)
+    with connection.cursor() as cursor:
+        try:
+            with transaction.atomic():
+                cursor.execute(_INSERT_MANY, [*columns, cutoff])
+        except IntegrityError as error:
+            if not no_partition_for_row(error):
+                raise
+            one_per_day = {moment.astimezone(dt_timezone.utc).date(): moment for moment in columns[-1]}
+            for moment in one_per_day.values():
+                recall_partition_for(moment)
+            cursor.execute(_INSERT_MANY, [*columns, cutoff])
+        return cursor.rowcount
+
+
+def _forget_idle_consumers(client: redis.Redis, key: str, *, keep: str) -> None:
+    for consumer in client.xinfo_consumers(key, GROUP):
+        name = consumer["name"].decode() if isinstance(consumer["name"], bytes) else consumer["name"]
+        if name != keep and not consumer["pending"] and consumer["idle"] > CONSUMER_FORGET_MS:
+            client.xgroup_delconsumer(key, GROUP, name)
+
+
+def recall_record_find(*, tenant: Tenant, pk: int) -> RecallRecord | None:
+    """The tenant's record ``pk``, read on the primary; one still in the stream is written
+    out first (a caller looks up the id its recall has just returned)."""
+    record = RecallRecord.objects.filter(tenant=tenant, pk=pk).first()
+    if record is None and handed_off():
+        recall_records_flush()
+        record = RecallRecord.objects.filter(tenant=tenant, pk=pk).first()
+    return record
+
+
+def recall_records_waiting() -> int:
+    """How many records the stream holds that are not written yet (0 without a stream)."""
+    if not handed_off():
+        return 0
+    return _stream().client.xlen(settings.MEMORY_RECALL_RECORD_STREAM_KEY)
