@@ -28,6 +28,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -132,6 +133,12 @@ def store_location() -> tuple[str, str]:
 
 
 def _open_store():
+    store = _connect_store()
+    _set_up(store, *store_location())
+    return store
+
+
+def _connect_store():
     kind, location = store_location()
     if kind == "postgres":
         from langgraph.store.postgres import PostgresStore
@@ -156,8 +163,30 @@ def _open_store():
         if location != ":memory:":
             Path(location).parent.mkdir(parents=True, exist_ok=True)
         store = SqliteStore(sqlite3.connect(location, check_same_thread=False, isolation_level=None))
-    store.setup()
     return store
+
+
+# Any fixed 64-bit number: the advisory lock that serialises store set-up across processes.
+STORE_SETUP_LOCK = 0x6D705F73746F7265  # "mp_store"
+STORE_SETUP_POLL_SECONDS = 0.05
+
+
+def _set_up(store, kind: str, location: str) -> None:
+    """The store's tables and migrations, made once. On PostgreSQL under an advisory lock:
+    processes forked at once (gunicorn's workers, Celery's pool) setting up a fresh store
+    raced in its CREATE TABLE IF NOT EXISTS and one failed on a duplicate row in pg_type."""
+    if kind != "postgres":
+        store.setup()
+        return
+    with psycopg.connect(location, autocommit=True) as lock:
+        # Polled, not waited for: a waiting statement holds a snapshot, and the store's
+        # CREATE INDEX CONCURRENTLY waits for every snapshot to go (an undetected deadlock).
+        while not lock.execute("SELECT pg_try_advisory_lock(%s)", [STORE_SETUP_LOCK]).fetchone()[0]:
+            time.sleep(STORE_SETUP_POLL_SECONDS)
+        try:
+            store.setup()
+        finally:
+            lock.execute("SELECT pg_advisory_unlock(%s)", [STORE_SETUP_LOCK])
 
 
 def get_store():
