@@ -6,7 +6,12 @@
 2. Serves the app with gunicorn on 127.0.0.1 (bench/settings.py adds the floor view: one
    primary-key lookup of a fact, through the same middleware, on the same database), and
    a second, identical server with MEMORY_RECALL_ASYNC_COMMIT=1 (recall records committed
-   without waiting for the WAL flush); each server is idle while the other is measured.
+   without waiting for the WAL flush), and a third with MEMORY_RECALL_RECORD_STREAM_URL
+   (records handed to a Redis stream, ``--redis``, written in batches by
+   ``manage.py recall_records_drain --follow``, which runs on the same machine for the
+   whole run); each server is idle while another is measured. At the end the drain is
+   left to empty the stream, and the records it wrote are set beside the recalls wrk
+   counted as answered (nothing lost: written >= answered).
 3. Drives them with wrk (Debian package `wrk`), the same connections and duration,
    alternating floor, recall and recall with asynchronous commit for a few rounds;
    random subjects and fact ids.
@@ -21,7 +26,8 @@ and ``--threads`` override it for every server alike. The floor is always served
 same server as recall, so the ratio compares the two under one configuration.
 
     python bench/recall.py [--facts 1000000 --subjects 100000] [--reuse] [--connections 16]
-        [--baseline main] [--no-async] [--workers N --worker-class gthread --threads T]
+        [--baseline main] [--no-async] [--no-stream] [--redis URL]
+        [--workers N --worker-class gthread --threads T]
 
 Targets (issue 17; issue 6 asked for 50%): recall throughput at least 70% of the floor's;
 recall p99 under 25 ms at 16 connections in every slice, checked for both commit modes. Every recall writes its recall record,
@@ -142,6 +148,39 @@ def seed(facts: int, subjects: int) -> None:
     print(f"  seeding took {time.monotonic() - started:.0f} s", flush=True)
 
 
+STREAM_MODE = "recall, records via stream"
+
+
+def start_drain(database_url: str, tree: Path, stream: tuple[str, str], scratch: Path):
+    """``manage.py recall_records_drain --follow`` of ``tree``: on the same machine, for the
+    whole run, as production runs it beside the web processes."""
+    log = scratch / f"drain-{stream[1].rsplit(':', 1)[-1]}.log"
+    env = server_env(database_url, stream=stream)
+    env.pop("PYTHONPATH", None)
+    process = subprocess.Popen([sys.executable, "manage.py", "recall_records_drain", "--follow"], cwd=tree, env=env,
+                               stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
+    return process, log
+
+
+def stop_drain(redis_url: str, key: str, process: subprocess.Popen, log: Path) -> tuple[int, int]:
+    """Let the drain empty the stream (up to a minute), stop it; (records written, left)."""
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    deadline = time.monotonic() + 60
+    while client.xlen(key) and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.2)
+    waiting = client.xlen(key)
+    os.killpg(process.pid, signal.SIGTERM)
+    process.wait(timeout=30)
+    client.delete(key, f"{key}:dead")
+    text = log.read_text()
+    written = [int(line.split()[1]) for line in text.splitlines() if line.startswith("wrote ")]
+    if not written:
+        raise SystemExit(f"the drain for {key} said nothing:\n{text}")
+    return written[-1], waiting
+
+
 def gunicorn_settings(tree: Path, overrides: dict) -> dict:
     """What a server of ``tree`` runs with: its gunicorn.conf.py, then ``overrides``."""
     conf = runpy.run_path(str(tree / "gunicorn.conf.py"))
@@ -157,9 +196,8 @@ def describe(config: dict) -> str:
     return f"{config['workers']} {config['worker_class']} workers x {config['threads']} threads"
 
 
-def start_server(database_url: str, tree: Path, port: int, overrides: dict, *,
-                 async_commit: bool = False) -> subprocess.Popen:
-    env = {
+def server_env(database_url: str, *, async_commit: bool = False, stream: tuple[str, str] | None = None) -> dict:
+    return {
         **os.environ,
         "DATABASE_URL": database_url,
         "DJANGO_SETTINGS_MODULE": "bench.settings",
@@ -171,7 +209,14 @@ def start_server(database_url: str, tree: Path, port: int, overrides: dict, *,
         "LOG_LEVEL": "WARNING",
         "PYTHONWARNINGS": "ignore::UserWarning",
         "MEMORY_RECALL_ASYNC_COMMIT": "1" if async_commit else "0",
+        "MEMORY_RECALL_RECORD_STREAM_URL": stream[0] if stream else "",
+        "MEMORY_RECALL_RECORD_STREAM_KEY": stream[1] if stream else "",
     }
+
+
+def start_server(database_url: str, tree: Path, port: int, overrides: dict, *,
+                 async_commit: bool = False, stream: tuple[str, str] | None = None) -> subprocess.Popen:
+    env = server_env(database_url, async_commit=async_commit, stream=stream)
     env.pop("CELERY_BROKER_URL", None)
     env.pop("PYTHONPATH", None)  # the tree's own code, from its working directory
     flags = {"workers": "--workers", "worker_class": "--worker-class", "threads": "--threads"}
@@ -243,6 +288,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, help="Override every tree's gunicorn.conf.py (gthread).")
     parser.add_argument("--baseline", metavar="REF", help="Also serve the code of REF and alternate with it.")
     parser.add_argument("--no-async", action="store_true", help="Leave out recall with asynchronous commit.")
+    parser.add_argument("--no-stream", action="store_true", help="Leave out recall with records through the stream.")
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/0",
+                        help="The Redis of the stream slices (a key of its own per run, deleted after).")
     args = parser.parse_args()
     if not shutil.which("wrk"):
         raise SystemExit("wrk is needed: apt-get install wrk")
@@ -254,14 +302,14 @@ def main() -> None:
         if args.baseline:
             tree = baseline_tree(args.baseline, scratch)
             versions.append(Version(f"baseline {args.baseline}", tree, gunicorn_settings(tree, overrides)))
-        run(args, versions, overrides)
+        run(args, versions, overrides, scratch)
     finally:
         for version in versions[1:]:
             subprocess.run(["git", "worktree", "remove", "--force", str(version.tree)], cwd=ROOT, check=False)
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def run(args, versions: list[Version], overrides: dict) -> None:
+def run(args, versions: list[Version], overrides: dict, scratch: Path) -> None:
     database_url = f"{SERVER}/{args.database}"
     os.environ["DATABASE_URL"] = database_url
     os.environ["DJANGO_SETTINGS_MODULE"] = "bench.settings"
@@ -287,35 +335,49 @@ def run(args, versions: list[Version], overrides: dict) -> None:
     connection.close()
 
     load_before = f"{os.getloadavg()[0]:.1f}"
-    kinds = ["durable"] if args.no_async else ["durable", "async"]
     # (name, version, server kind, wrk mode, highest id), in the order of a round.
     modes = []
+    drains = []  # (version, stream key, process, log path)
     try:
         for version in versions:
+            kinds = ["durable"] + ([] if args.no_async else ["async"])
+            if not args.no_stream and (version.tree / "reviews/services/recall_records.py").exists():
+                kinds.append("stream")
             for kind in kinds:
                 port = free_port()
-                process = start_server(database_url, version.tree, port, overrides, async_commit=kind == "async")
+                stream = (args.redis, f"bench:recall-records:{os.getpid()}:{len(drains)}") if kind == "stream" else None
+                process = start_server(database_url, version.tree, port, overrides, async_commit=kind == "async",
+                                       stream=stream)
                 version.servers[kind] = (process, port)
+                if stream:
+                    drains.append((version, stream[1], *start_drain(database_url, version.tree, stream, scratch)))
             prefix = "" if version is versions[0] else f"{version.label}: "
             modes += [(f"{prefix}floor", version, "durable", "floor", max_fact),
                       (f"{prefix}recall", version, "durable", "recall", subjects)]
-            if not args.no_async:
+            if "async" in kinds:
                 modes.append((f"{prefix}recall, async commit", version, "async", "recall", subjects))
+            if "stream" in kinds:
+                modes.append((f"{prefix}{STREAM_MODE}", version, "stream", "recall", subjects))
         common = {"key": key, "connections": args.connections}
-        for _, version, kind, mode, top in modes:
-            run_wrk(mode=mode, port=version.servers[kind][1], top=top, seconds=3, **common)  # warm up each
+        served = {name: 0 for name, *_ in modes}  # successful responses, warm-up included
+        for name, version, kind, mode, top in modes:
+            warm = run_wrk(mode=mode, port=version.servers[kind][1], top=top, seconds=3, **common)  # warm up each
+            served[name] += warm["requests"] - warm["errors"] - warm["non_2xx"]
         results = {name: [] for name, *_ in modes}
         # Short slices, each mode (and each version) in turn: a background load that drifts
         # (other processes on the machine) then weighs on all alike, and each round is compared.
         for _ in range(args.rounds):
             for name, version, kind, mode, top in modes:
                 port = version.servers[kind][1]
-                results[name].append(run_wrk(mode=mode, port=port, top=top, seconds=args.seconds, **common))
+                result = run_wrk(mode=mode, port=port, top=top, seconds=args.seconds, **common)
+                results[name].append(result)
+                served[name] += result["requests"] - result["errors"] - result["non_2xx"]
     finally:
         for version in versions:
             for process, _ in version.servers.values():
                 os.killpg(process.pid, signal.SIGTERM)
                 process.wait(timeout=30)
+        written = {key: stop_drain(args.redis, key, process, log) for _, key, process, log in drains}
 
     print()
     print(f"{fact_count:,} facts over {subjects:,} subjects; wrk {args.connections} connections; "
@@ -345,7 +407,7 @@ def run(args, versions: list[Version], overrides: dict) -> None:
     print()
     for version in versions:
         prefix = "" if version is versions[0] else f"{version.label}: "
-        for name in (f"{prefix}recall", f"{prefix}recall, async commit"):
+        for name in (f"{prefix}recall", f"{prefix}recall, async commit", f"{prefix}{STREAM_MODE}"):
             if name not in results:
                 continue
             pair_ratios = ratios(name, f"{prefix}floor")
@@ -355,6 +417,12 @@ def run(args, versions: list[Version], overrides: dict) -> None:
             print(f"{name}: / floor, round by round: " + " ".join(f"{value:.0%}" for value in pair_ratios))
             print(f"  throughput / floor (median of rounds) {ratio:.0%} (target >= 70%); "
                   f"p99, worst slice {p99_worst:.1f} ms (target < 25 ms in every slice): {'met' if ok else 'MISSED'}")
+    for version, key, _, _ in drains:
+        prefix = "" if version is versions[0] else f"{version.label}: "
+        count, waiting = written[key]
+        name = f"{prefix}{STREAM_MODE}"
+        print(f"{name}: wrk counted {served[name]:,} answered recalls; the drain wrote {count:,} records, "
+              f"{waiting:,} left in the stream (answered after wrk stopped counting: written, not counted)")
     if len(versions) > 1:
         label = versions[1].label
         print()
