@@ -428,8 +428,12 @@ def run(args, versions: list[Version], overrides: dict, scratch: Path) -> None:
         print()
         print(f"current / {label}, round by round (median):")
         for name in [name for name, version, *_ in modes if version is versions[0]]:
-            pair_ratios = ratios(name, f"{label}: {name}")
-            print(f"  {name:22} " + " ".join(f"{value:.2f}" for value in pair_ratios)
+            # A mode the baseline has not (the stream) is set against the baseline's recall,
+            # the path it would replace.
+            against = name if f"{label}: {name}" in results else "recall"
+            pair_ratios = ratios(name, f"{label}: {against}")
+            shown = name if against == name else f"{name} / {label}'s {against}"
+            print(f"  {shown:22} " + " ".join(f"{value:.2f}" for value in pair_ratios)
                   + f"   ({statistics.median(pair_ratios):.2f})")
 
 
