@@ -38,6 +38,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone as dt_timezone
 
@@ -322,10 +323,18 @@ def _insert_many(rows: list[tuple]) -> int:
         return cursor.rowcount
 
 
+_forgotten_at = 0.0
+
+
 def _forget_idle_consumers(client: redis.Redis, key: str, *, keep: str) -> None:
+    """Once a minute per process: every drain process leaves a consumer name in the group."""
+    global _forgotten_at
+    if time.monotonic() - _forgotten_at < 60:
+        return
+    _forgotten_at = time.monotonic()
     for consumer in client.xinfo_consumers(key, GROUP):
         name = consumer["name"].decode() if isinstance(consumer["name"], bytes) else consumer["name"]
-        if name != keep and not consumer["pending"] and consumer["idle"] > CONSUMER_FORGET_MS:
+        if name != keep and not consumer["pending"] and consumer["idle"] >= CONSUMER_FORGET_MS:
             client.xgroup_delconsumer(key, GROUP, name)
 
 

@@ -316,3 +316,19 @@ def test_the_follow_process_writes_records_as_they_come_and_stops_on_sigterm(
         process.wait(15)
     assert process.returncode == 0, log.read_text()
     assert "wrote 5 recall records" in log.read_text()
+
+
+def test_consumers_of_drains_long_gone_are_forgotten_unless_they_hold_records(
+    stream, memory, recall_client, monkeypatch
+):
+    recall(recall_client)
+    recall_records._ensure_group(stream, KEY)
+    stream.xreadgroup(GROUP, "gone-holding", {KEY: ">"}, count=1)  # holds the one record
+    stream.xreadgroup(GROUP, "gone-empty", {KEY: ">"}, count=1)  # found nothing left
+    monkeypatch.setattr(recall_records, "CONSUMER_FORGET_MS", 0)
+    monkeypatch.setattr(recall_records, "_forgotten_at", 0.0)
+
+    recall_records_drain()
+
+    names = {consumer["name"].decode() for consumer in stream.xinfo_consumers(KEY, GROUP)}
+    assert "gone-empty" not in names and "gone-holding" in names

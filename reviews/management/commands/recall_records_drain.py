@@ -20,6 +20,10 @@ FOLLOW_BLOCK_MS = 1000
 # A failure (Redis restarting, the database failing over) is retried after this long.
 RETRY_SECONDS = 1.0
 REPORT_EVERY_SECONDS = 60
+# After the stream is emptied, wait this long before reading again: under a steady flow of
+# recalls the next read then finds a batch rather than one record, so the database takes a
+# commit (a WAL flush) per batch, not per record. Records show this much later at most.
+FOLLOW_LINGER_SECONDS = 0.05
 
 
 class Command(BaseCommand):
@@ -49,6 +53,7 @@ class Command(BaseCommand):
         while not stopping:
             try:
                 total.add(recall_records_drain(block_ms=FOLLOW_BLOCK_MS))
+                time.sleep(FOLLOW_LINGER_SECONDS)
             except (redis.RedisError, DatabaseError) as error:
                 # Nothing is lost: what was read and not written stays pending, taken over later.
                 log.warning("recall records: drain failed (%s); retrying in %.0f s", error, RETRY_SECONDS)
