@@ -453,6 +453,15 @@
   document.body.addEventListener("htmx:sendError", function (event) { failed(event, "network"); });
   document.body.addEventListener("htmx:timeout", function (event) { failed(event, "network"); });
 
+  // Whatever htmx swaps in is bound at once, not when it settles (~20 ms later): a reason
+  // field of a body that has just arrived has the focus, and an Enter typed in it in that
+  // window submitted its bare form, a page load that lost the reviewer's place (the keys'
+  // own send() binds too, but Enter in a field is the browser's). Registered first, so the
+  // listeners below find the markup bound; htmx binds nothing twice.
+  document.body.addEventListener("htmx:afterSwap", function (event) {
+    if (event.target instanceof Element) bound(event.target);
+  });
+
   // After a decision swaps an item, keep the reviewer's place: the swapped item stays (one
   // line, showing what happened) and the focus, moved on when it was sent, stays there.
   document.body.addEventListener("htmx:afterSwap", function (event) {
