@@ -335,6 +335,11 @@
       tickVisible(false);
       updateCount();
     }
+    if (event.target.closest("[data-late-clear]")) {
+      // The answered lines go; a line still on its way stays until its answer is seen.
+      lateList().querySelectorAll("[data-item]:not([data-pending])").forEach(function (item) { item.remove(); });
+      showLate();
+    }
     if (event.target.closest("[data-bulk-cancel]")) {
       var status = document.querySelector("[data-bulk-status]");
       if (status) status.replaceChildren();
@@ -405,6 +410,49 @@
       detail.isError = false;
     }
   });
+
+  // A claim or a filter change replaces the queue region while decisions may still be on their
+  // way. Their lines must outlive the swap: the answer is swapped into the element it was sent
+  // from, and on a line no longer in the page it would show nowhere (nor would a refusal).
+  // So a line still "sending" takes the place of its copy in the new region (the same item,
+  // shown before its decision was made: it must not be decided twice) or, when the new region
+  // does not show the item, moves to the page's list of decisions sent before the queue
+  // changed. Holding the swap until they are answered was the other way; it would keep `c`
+  // and the filters waiting for the slowest decision, seconds when the server is slow.
+  var carried = [];
+  document.body.addEventListener("htmx:beforeSwap", function (event) {
+    var target = event.detail && event.detail.target;
+    if (target && target.id === "results") {
+      carried = Array.prototype.slice.call(target.querySelectorAll("[data-item][data-pending]"));
+    }
+  });
+
+  function lateList() {
+    return document.querySelector("[data-late-items]");
+  }
+
+  function showLate() {
+    var late = lateList();
+    if (late) late.closest("[data-late]").hidden = !late.querySelector("[data-item]");
+  }
+
+  function carryOver(results) {
+    var late = lateList();
+    carried.forEach(function (item) {
+      var twin = results.querySelector("#" + item.id);
+      if (twin) twin.replaceWith(item);
+      else if (late) late.appendChild(item);
+      if (item === current) current = null; // the reviewer's place is an open item of the new region
+    });
+    carried = [];
+    // A line answered here earlier that the new region shows again: the region's is newer.
+    if (late) {
+      late.querySelectorAll("[data-item]:not([data-pending])").forEach(function (item) {
+        if (results.querySelector("#" + item.id)) item.remove();
+      });
+    }
+    showLate();
+  }
 
   // Only the newest decision's answer replaces the toast (an older one answered late would put
   // its Undo where `u` finds it); refusals always show.
@@ -482,7 +530,10 @@
       return;
     }
     var targetId = detail.target && detail.target.id;
-    if (targetId === "results") clearSelectAll(); // new filters: the old filter's selection ends
+    if (targetId === "results") {
+      clearSelectAll(); // new filters: the old filter's selection ends
+      carryOver(detail.target);
+    }
     if (selectAll() && (targetId === "bulk-all" || (detail.target && detail.target.matches && detail.target.matches(".more")))) {
       tickVisible(true); // what is on screen (and what "More" brings) is part of it
     }

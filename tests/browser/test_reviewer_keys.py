@@ -237,3 +237,65 @@ def test_enter_in_a_body_just_arrived_sends_the_reason_by_htmx(page, login, thre
     assert page.evaluate("window.samePage") is True  # sent by htmx, not a page load
     rejected = Candidate.objects.get(pk=first.pk)
     assert (rejected.status, rejected.note) == ("rejected", "not a preference")
+
+
+def test_decisions_on_their_way_when_c_claims_are_answered_on_the_new_regions_lines(page, login, tenant, reviewer):
+    # The claim's region is made before the two approvals reach the server: it shows both
+    # items open. Their lines, still sending, take those places, so that the answers land where
+    # the reviewer sees them and the items are not offered to decide a second time.
+    items = propose(tenant, "bob", *[candidate(field="preference", value=f"topic {i}") for i in range(6)])
+    login("rita")
+    page.evaluate("window.samePage = true")
+    held = Held(page, "**/review/candidates/*/approve")
+    page.keyboard.press("a")
+    page.keyboard.press("a")
+    expect(article(page, items[2])).to_be_focused()
+    page.keyboard.press("c")
+    expect(page.locator("#toast")).to_contain_text("Claimed 6 items")
+    expect(article(page, items[0])).to_have_attribute("data-pending", "1")
+    expect(article(page, items[1])).to_have_attribute("data-pending", "2")
+    expect(article(page, items[2])).to_be_focused()  # the reviewer's place is kept
+    expect(page.locator("[data-late]")).to_be_hidden()  # both are in the new region
+    held.release()
+    expect(article(page, items[0])).to_have_attribute("data-open", "0")
+    expect(article(page, items[1])).to_have_attribute("data-open", "0")
+    expect(page.locator("#toast")).to_contain_text("Approved: preference = “topic 1” is published.")
+    expect(article(page, items[2])).to_be_focused()
+    assert [status_of(item) for item in items[:3]] == ["approved", "approved", "pending_review"]
+    assert page.evaluate("window.samePage") is True
+
+
+def test_decisions_on_their_way_when_the_filter_changes_are_answered_above_the_new_region(page, login, tenant, reviewer):
+    bobs = propose(tenant, "bob", *[candidate(field="preference", value=f"bob {i}") for i in range(2)])
+    carols = propose(tenant, "carol", *[candidate(field="preference", value=f"carol {i}") for i in range(2)])
+    login("rita")
+    page.evaluate("window.samePage = true")
+    approved = Held(page, f"**/review/candidates/{bobs[0].pk}/approve")
+    refused = Held(page, f"**/review/candidates/{bobs[1].pk}/approve")
+    page.keyboard.press("a")
+    page.keyboard.press("a")
+    expect(page.locator("[data-item][data-pending]")).to_have_count(2)
+    late = page.locator("[data-late]")
+    expect(late).to_be_hidden()
+    page.fill("#id_user_id", "carol")
+    page.click("[data-filters] button[type=submit]")
+    page.wait_for_function("() => location.search.includes('user_id=carol')")
+    expect(page.locator("#results [data-item]")).to_have_count(2)  # carol's: bob's lines are not in it
+    expect(late).to_be_visible()
+    expect(late.locator(f"#item-{bobs[0].pk}")).to_have_attribute("data-pending", "1")
+    expect(late.locator(f"#item-{bobs[1].pk}")).to_have_attribute("data-pending", "2")
+    expect(article(page, carols[0])).to_be_focused()  # an open item of the new region
+
+    approved.release()
+    expect(late.locator(f"#item-{bobs[0].pk}")).to_have_attribute("data-open", "0")
+    expect(late.locator(f"#item-{bobs[0].pk} .badge.status-approved")).to_be_visible()  # its decided line
+    refused.routes.pop().fulfill(status=403, body="Forbidden")
+    failure = late.locator(f"#item-{bobs[1].pk} [data-failed=refused]")
+    expect(failure).to_contain_text("Not applied: the server refused this decision")
+    expect(late.locator(f"#item-{bobs[1].pk}")).not_to_have_attribute("data-pending", "2")
+    expect(article(page, carols[0])).to_be_focused()  # the answers did not take the focus
+    assert (status_of(bobs[0]), status_of(bobs[1])) == ("approved", "pending_review")
+
+    late.locator("[data-late-clear]").click()
+    expect(late).to_be_hidden()
+    assert page.evaluate("window.samePage") is True
