@@ -40,3 +40,10 @@ class InvalidTransition(DomainError):
 
     code = "invalid_transition"
     http_status = 409
+
+
+class Unavailable(DomainError):
+    """A service this action depends on cannot be reached; nothing was changed, try again."""
+
+    code = "unavailable"
+    http_status = 503

@@ -47,6 +47,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from ..errors import Unavailable
 from ..hotpath import prepared_cursor
 from ..models import RecallRecord, Tenant
 from .recall_partitions import no_partition_for_row, recall_partition_for
@@ -243,8 +244,18 @@ def recall_records_drain(*, block_ms: int | None = None, take_over_all: bool = F
 
 
 def recall_records_flush() -> DrainReport:
-    """Everything handed off so far is in the database when this returns (erasure)."""
-    return recall_records_drain(take_over_all=True)
+    """Everything handed off so far is in the database when this returns (erasure).
+
+    With Redis out of reach this refuses rather than carry on: records still in the stream
+    would be written later, after an erasure that never saw them."""
+    try:
+        return recall_records_drain(take_over_all=True)
+    except redis.RedisError as error:
+        log.error("recall records: the stream cannot be flushed (%s)", error)
+        raise Unavailable(
+            "Recall records waiting to be written cannot be reached (Redis is down); nothing was changed. "
+            "Try again once it is back."
+        ) from error
 
 
 def _ensure_group(client: redis.Redis, key: str) -> None:

@@ -24,7 +24,7 @@ from django.utils.translation import gettext_lazy, gettext_noop
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from ..actors import Actor
-from ..errors import DomainError, NotFound
+from ..errors import DomainError, NotFound, Unavailable
 from ..forms import EntityRefField, IdentifierField
 from ..labels import labels_cached_on
 from ..permissions import PORTAL_SESSION_KEY, portal_binding, portal_subject
@@ -529,6 +529,12 @@ def export(request):
     return response
 
 
+# The subject is told what happened in their words; the operator's cause is in the log.
+UNAVAILABLE_MESSAGE = gettext_lazy(
+    "Nothing was deleted: part of the service is unavailable right now. Please try again in a few minutes."
+)
+
+
 @require_http_methods(["GET", "POST"])
 @subject_required
 def delete_scope(request):
@@ -543,12 +549,17 @@ def delete_scope(request):
     except DomainError as exc:
         messages.error(request, _(exc.message))
         return redirect("reviews:portal_controls")
-    if request.method == "GET":
-        context = _context(request, counts=describe_counts(counts), scope=_describe_scope(request.subject, scope), form_scope=scope,
-                           forget=False, tab="controls")
-        return render(request, "portal/erase_confirm.html", context)
-    receipt = facts_delete(**_scope(request), **scope)
-    return _show_receipt(request, receipt.as_dict())
+    error = None
+    if request.method == "POST":
+        try:
+            receipt = facts_delete(**_scope(request), **scope)
+        except Unavailable:  # nothing was deleted: the page says so and offers it again
+            error = Unavailable(UNAVAILABLE_MESSAGE)
+        else:
+            return _show_receipt(request, receipt.as_dict())
+    context = _context(request, counts=describe_counts(counts), scope=_describe_scope(request.subject, scope), form_scope=scope,
+                       forget=False, tab="controls", error=error)
+    return render(request, "portal/erase_confirm.html", context, status=error.http_status if error else 200)
 
 
 @require_http_methods(["GET", "POST"])
@@ -563,11 +574,15 @@ def forget(request):
         except DomainError as exc:
             error = exc
         else:
-            receipt = subject_erase(**_scope(request))
-            return _show_receipt(request, receipt.as_dict())
+            try:
+                receipt = subject_erase(**_scope(request))
+            except Unavailable:  # nothing was erased: the page says so and offers it again
+                error = Unavailable(UNAVAILABLE_MESSAGE)
+            else:
+                return _show_receipt(request, receipt.as_dict())
     context = _context(request, counts=describe_counts(counts), forget=True, error=error, tab="controls",
                        phrase=FORGET_PHRASE)
-    return render(request, "portal/erase_confirm.html", context, status=400 if error else 200)
+    return render(request, "portal/erase_confirm.html", context, status=error.http_status if error else 200)
 
 
 def _describe_scope(subject, scope: dict) -> list[tuple[str, str]]:

@@ -393,6 +393,36 @@ class TestControls:
         assert AuditEvent.objects.filter(tenant_id=tenant.pk, action="subject.erased", actor="subject:alice").exists()
         assert "does not remember anything about you" in text(alice_client.get("/me/"))
 
+    def test_forget_me_with_the_recall_stream_out_of_reach_erases_nothing_and_says_so(
+        self, tenant, alice, alice_client, settings
+    ):
+        from tests.worker.brokers import unused_port
+
+        settings.MEMORY_RECALL_RECORD_STREAM_URL = f"redis://127.0.0.1:{unused_port()}/0"
+        events = AuditEvent.objects.filter(tenant_id=tenant.pk).count()
+
+        response = alice_client.post("/me/controls/forget/", {"confirm_text": "forget me"})
+
+        assert response.status_code == 503
+        assert "Nothing was deleted" in text(response) and "try again" in text(response)
+        assert Fact.objects.filter(subject__user_id="alice", status="active").count() == 4
+        assert AuditEvent.objects.filter(tenant_id=tenant.pk).count() == events
+        chinese = alice_client.post("/me/controls/forget/", {"confirm_text": "forget me"},
+                                    HTTP_ACCEPT_LANGUAGE="zh-Hans")
+        assert "未删除任何内容" in text(chinese)
+
+    def test_a_deletion_by_scope_with_the_recall_stream_out_of_reach_deletes_nothing(
+        self, tenant, alice, alice_client, settings
+    ):
+        from tests.worker.brokers import unused_port
+
+        settings.MEMORY_RECALL_RECORD_STREAM_URL = f"redis://127.0.0.1:{unused_port()}/0"
+
+        response = alice_client.post("/me/controls/delete/", {"field": "role"})
+
+        assert response.status_code == 503 and "Nothing was deleted" in text(response)
+        assert Fact.objects.filter(subject__user_id="alice", status="active").count() == 4
+
 
 class TestLanguages:
     def test_the_pages_speak_simplified_chinese(self, alice, alice_client):

@@ -332,3 +332,29 @@ def test_consumers_of_drains_long_gone_are_forgotten_unless_they_hold_records(
 
     names = {consumer["name"].decode() for consumer in stream.xinfo_consumers(KEY, GROUP)}
     assert "gone-empty" not in names and "gone-holding" in names
+
+
+def test_an_erasure_refuses_while_the_stream_is_out_of_reach_and_changes_nothing(tenant, memory, settings, recall_client):
+    from reviews.errors import Unavailable
+    from reviews.models import Fact
+
+    settings.MEMORY_RECALL_RECORD_STREAM_URL = f"redis://127.0.0.1:{unused_port()}/0"
+    facts_before = Fact.objects.filter(tenant=tenant).count()
+
+    with pytest.raises(Unavailable):
+        subject_erase(tenant=tenant, user_id="u1", actor=AGENT)
+
+    assert Fact.objects.filter(tenant=tenant).count() == facts_before
+    assert Fact.objects.filter(tenant=tenant, value="green tea").exists()
+
+
+def test_the_erasure_api_answers_503_in_the_error_shape_while_the_stream_is_out_of_reach(
+    tenant, memory, settings, make_client
+):
+    settings.MEMORY_RECALL_RECORD_STREAM_URL = f"redis://127.0.0.1:{unused_port()}/0"
+    admin = make_client(tenant, [Scope.ADMIN])
+
+    response = admin.delete("/api/v1/users/u1/facts")
+
+    assert response.status_code == 503, response.content
+    assert response.json()["error"]["code"] == "unavailable"
