@@ -1,7 +1,10 @@
 """Liveness and readiness (SPEC §7): no auth, no tenant data."""
+import redis
 from django.conf import settings
 from django.db import connection
 from django.http import JsonResponse
+
+from ..services.recall_records import handed_off, recall_records_waiting
 
 
 def healthz(request):
@@ -28,4 +31,13 @@ def readyz(request):
     else:
         checks["broker"] = "in-process"
     ready = all(value in ("ok", "in-process") for value in checks.values())
-    return JsonResponse({"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503)
+    body = {"status": "ok" if ready else "unavailable", "checks": checks}
+    if handed_off():
+        # Reported, not required: without the stream each recall writes its own record. The
+        # count is the drain's backlog, for a monitor to alarm on when it keeps growing.
+        try:
+            body["recall_records_waiting"] = recall_records_waiting()
+            checks["recall_record_stream"] = "ok"
+        except redis.RedisError as exc:
+            checks["recall_record_stream"] = f"degraded: {exc.__class__.__name__} (recalls write their records directly)"
+    return JsonResponse(body, status=200 if ready else 503)

@@ -358,3 +358,24 @@ def test_the_erasure_api_answers_503_in_the_error_shape_while_the_stream_is_out_
 
     assert response.status_code == 503, response.content
     assert response.json()["error"]["code"] == "unavailable"
+
+
+def test_readiness_reports_the_drains_backlog(stream, memory, recall_client, client):
+    recall(recall_client)
+    recall(recall_client)
+
+    body = client.get("/readyz").json()
+
+    assert body["checks"]["recall_record_stream"] == "ok"
+    assert body["recall_records_waiting"] == 2
+    recall_records_drain()
+    assert client.get("/readyz").json()["recall_records_waiting"] == 0
+
+
+def test_readiness_stays_ready_with_the_stream_down_and_says_how_recall_copes(db, settings, client):
+    settings.MEMORY_RECALL_RECORD_STREAM_URL = f"redis://127.0.0.1:{unused_port()}/0"
+
+    response = client.get("/readyz")
+
+    assert response.status_code == 200
+    assert response.json()["checks"]["recall_record_stream"].startswith("degraded: ConnectionError")
