@@ -29,6 +29,9 @@ class AuditCursor:
         try:
             raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
             label, _, seq = raw.partition(".")
+            # Only what encode() writes: int() alone would also take " 7", "+7" and "1_000".
+            if not (seq.isascii() and seq.isdigit()):
+                raise ValueError(seq)
             cursor = cls(int(seq))
         except (ValueError, UnicodeDecodeError, binascii.Error):
             raise InvalidInput("The cursor is not valid.", details={"cursor": "invalid"}) from None

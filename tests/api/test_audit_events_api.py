@@ -67,6 +67,15 @@ def test_bad_parameters_are_a_400(admin_client_key, params):
     assert_error(admin_client_key.get(URL, params), 400, "invalid")
 
 
+@pytest.mark.parametrize("seq", ["1_000", " 7", "+7", "٣", "0", "-3"])
+def test_a_cursor_holds_only_what_the_api_writes(admin_client_key, seq):
+    import base64
+
+    token = base64.urlsafe_b64encode(f"seq.{seq}".encode()).decode().rstrip("=")
+
+    assert_error(admin_client_key.get(URL, {"cursor": token}), 400, "invalid")
+
+
 def test_it_requires_the_admin_scope(tenant, make_client, client):
     reviewer_key = make_client(tenant, [Scope.REVIEW, Scope.RECALL, Scope.INGEST])
     assert_error(reviewer_key.get(URL), 403, "forbidden")
