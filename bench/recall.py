@@ -309,7 +309,20 @@ def main() -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def run(args, versions: list[Version], overrides: dict, scratch: Path) -> None:
+@dataclass
+class Seeded:
+    """The bench tenant of a seeded database, and a recall key made for this run."""
+
+    tenant: object
+    subjects: int
+    facts: int
+    max_fact: int
+    key: str
+
+
+def prepare(args, *, key_name: str = "bench") -> Seeded:
+    """Seed ``args.database`` (unless ``--reuse``) and set Django up on it (bench/settings.py).
+    Shared with bench/recall_cpu.py, which sets its other settings in the environment first."""
     database_url = f"{SERVER}/{args.database}"
     os.environ["DATABASE_URL"] = database_url
     os.environ["DJANGO_SETTINGS_MODULE"] = "bench.settings"
@@ -326,10 +339,20 @@ def run(args, versions: list[Version], overrides: dict, scratch: Path) -> None:
     if not args.reuse:
         seed(args.facts, args.subjects)
     tenant = Tenant.objects.get(slug="bench")
-    subjects = Subject.objects.filter(tenant=tenant).count()
-    fact_count = Fact.objects.filter(tenant=tenant).count()
-    max_fact = Fact.objects.order_by("-pk").values_list("pk", flat=True).first()
-    _, key = api_key_create(tenant=tenant, scopes=[Scope.RECALL], name="bench")
+    _, key = api_key_create(tenant=tenant, scopes=[Scope.RECALL], name=key_name)
+    return Seeded(
+        tenant=tenant,
+        subjects=Subject.objects.filter(tenant=tenant).count(),
+        facts=Fact.objects.filter(tenant=tenant).count(),
+        max_fact=Fact.objects.order_by("-pk").values_list("pk", flat=True).first(),
+        key=key,
+    )
+
+
+def run(args, versions: list[Version], overrides: dict, scratch: Path) -> None:
+    seeded = prepare(args)
+    database_url = os.environ["DATABASE_URL"]
+    subjects, fact_count, max_fact, key = seeded.subjects, seeded.facts, seeded.max_fact, seeded.key
     from django.db import connection
 
     connection.close()

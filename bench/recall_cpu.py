@@ -29,7 +29,6 @@ import io
 import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -37,9 +36,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import ensure_database  # noqa: E402
+from bench.recall import prepare  # noqa: E402
 
-SERVER = "postgres://postgres@127.0.0.1:5432"
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -67,10 +65,7 @@ def main() -> None:
                         help="Drain after this many recalls: the drain process's 50 ms linger at 1,000 recalls/s.")
     args = parser.parse_args()
 
-    database_url = f"{SERVER}/{args.database}"
     os.environ.update({
-        "DATABASE_URL": database_url,
-        "DJANGO_SETTINGS_MODULE": "bench.settings",
         "DJANGO_DEBUG": "0",
         "DJANGO_SECRET_KEY": "bench-only-not-a-secret-" + "x" * 32,
         "MEMORY_DIGEST_KEY": "bench-only-digest-key",
@@ -80,29 +75,16 @@ def main() -> None:
         "LOG_LEVEL": "WARNING",
     })
     os.environ.pop("CELERY_BROKER_URL", None)
-    if not args.reuse:
-        print(f"Creating {args.database} and seeding {args.facts:,} facts over {args.subjects:,} subjects …", flush=True)
-        ensure_database(database_url, reset=True)
-        subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True, env=os.environ)
-    import django
-
-    django.setup()
+    seeded = prepare(args, key_name="bench-cpu")
     import redis
     from django.conf import settings
     from django.core.handlers.wsgi import WSGIHandler
     from django.db import connection
 
-    from bench.recall import seed
-    from reviews.models import Fact, RecallRecord, Scope, Subject, Tenant
+    from reviews.models import RecallRecord
     from reviews.services.recall_records import recall_records_drain
-    from reviews.services.tenants import api_key_create
 
-    if not args.reuse:
-        seed(args.facts, args.subjects)
-    tenant = Tenant.objects.get(slug="bench")
-    subjects = Subject.objects.filter(tenant=tenant).count()
-    max_fact = Fact.objects.order_by("-pk").values_list("pk", flat=True).first()
-    _, key = api_key_create(tenant=tenant, scopes=[Scope.RECALL], name="bench-cpu")
+    subjects, max_fact, key = seeded.subjects, seeded.max_fact, seeded.key
     stream_key = f"bench:recall-cpu:{os.getpid()}"
     redis_client = redis.Redis.from_url(args.redis)
     handler = WSGIHandler()
@@ -174,7 +156,7 @@ def main() -> None:
     redis_client.delete(stream_key, f"{stream_key}:dead")
 
     print()
-    print(f"{Fact.objects.filter(tenant=tenant).count():,} facts over {subjects:,} subjects; {args.requests:,} requests "
+    print(f"{seeded.facts:,} facts over {subjects:,} subjects; {args.requests:,} requests "
           f"per mode and round, {args.rounds} rounds; one process through WSGIHandler; load average "
           f"{os.getloadavg()[0]:.1f}")
     print(f"{'µs of CPU per request':30} {'web':>7} {'db':>7} {'redis':>7} {'total':>7} {'wall':>7}   (medians of rounds)")
