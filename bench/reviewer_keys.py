@@ -27,7 +27,10 @@ At the end the database must hold exactly what was decided: every approval appro
 its value, every edit approved with the typed value, every rejection rejected with its
 reason, the undone item approved once more, the rest still waiting.
 
-    python bench/reviewer_keys.py [--decisions 100] [--items 130] [--workers 2] [--headed]
+    python bench/reviewer_keys.py [--decisions 100] [--items 130] [--workers 2] [--think-ms 0] [--headed]
+
+``--think-ms`` pauses before each decision, as a reviewer reading the item would (the bench
+otherwise decides as fast as the keys go, faster than two workers answer).
 
 Exit status 1 if a plain approval took other than one key press, if a decision is lost
 or wrong in the database, or if the focus never reached the next item.
@@ -268,6 +271,8 @@ def run(args) -> int:
             load_avg = os.getloadavg()
             started = time.perf_counter()
             for index, kind in enumerate(plan(args.decisions)):
+                if args.think_ms:
+                    page.wait_for_timeout(args.think_ms)  # the reviewer reads the item first
                 if kind == "claim+approve":
                     current = driver.focused_item()
                     since = driver.focus_log_length()
@@ -400,7 +405,8 @@ def report(tenant, ids, decided, expected, problems, times, load_avg, args) -> i
         by_kind[decision.kind].append(decision)
     elapsed, answered = times
     print(f"\n{args.decisions} decisions by keyboard in {elapsed:.1f} s (the last answered at {answered:.1f} s); load average {' '.join(f'{x:.2f}' for x in load_avg)}"
-          f" on {os.cpu_count()} cores; gunicorn x{args.workers}, headless Chromium")
+          f" on {os.cpu_count()} cores; gunicorn x{args.workers}, headless Chromium"
+          + (f"; {args.think_ms} ms before each decision" if args.think_ms else ""))
     print("browser: the decisive key → the next item focused and the decided one shown pending or done (the later);"
           "\nserver: its request sent → answered; done: the key → the server's answer received (ms; median/p90/max)")
     print(f"{'action':<40} {'n':>4} {'keys each':>10} {'non-text':>9} {'browser':>14} {'server':>14} {'done':>14}")
@@ -475,6 +481,8 @@ def main():
     parser.add_argument("--decisions", type=int, default=100)
     parser.add_argument("--items", type=int, default=130, help="candidates seeded (more than the decisions)")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
+    parser.add_argument("--think-ms", type=int, default=0,
+                        help="pause before each decision, as a reviewer reading the item (0: decide at once)")
     parser.add_argument("--headed", action="store_true", help="show the browser (needs a display)")
     parser.add_argument("--database-url", default=os.environ.get("BENCH_KEYS_DATABASE_URL", DATABASE_URL))
     args = parser.parse_args()

@@ -38,7 +38,57 @@
     mark(item);
     item.focus({ preventScroll: true });
     item.scrollIntoView({ block: "nearest" });
+    prefetchBodies(item);
   }
+
+  // The bodies of the focused item and of the next open ones are fetched ahead, as the next
+  // page is, so that `r` and `e` find the reason field and the editor there instead of
+  // fetching it then. Only while no decision is on its way (and again when the last one is
+  // answered): on two workers a body asked for meanwhile queues with the decisions, makes
+  // their answers later and still comes too late for a reviewer deciding every 50 ms (the
+  // keyboard bench: with bodies fetched regardless, its rejections and edits got slower).
+  // Not further ahead: most items are approved from their line, and every body fetched is a
+  // request the server answers.
+  var BODIES_AHEAD = 2;
+  var prefetching = null;
+  function decisionsOnTheirWay() {
+    return !!document.querySelector("[data-item][data-pending]");
+  }
+
+  function prefetchBodies(item) {
+    if (prefetching) clearTimeout(prefetching);
+    // After the decision that moved the focus has been sent (it counts as on its way).
+    prefetching = setTimeout(function () {
+      prefetching = null;
+      if (!document.body.contains(item) || decisionsOnTheirWay()) return;
+      var list = items();
+      var wanted = 0;
+      for (var i = list.indexOf(item); i >= 0 && i < list.length && wanted <= BODIES_AHEAD; i++) {
+        if (!isOpen(list[i])) continue; // a decided line, or one on its way, has no use for its body
+        wanted += 1;
+        fetchBody(list[i]);
+      }
+    }, 0);
+  }
+
+  // An item's body is fetched once: when the item is first opened or ahead (above). The
+  // script asks for it (the body's hx-trigger is the event "fetch-body"), not htmx's "toggle
+  // once": htmx forgets "once" whenever it binds an element anew, and it does so when a
+  // request in flight has changed the element's class; the body was then fetched twice, the
+  // second swap wiping a reason being typed.
+  var bodyAsked = new WeakSet(); // the items' <details>
+  function fetchBody(item) {
+    var details = item && item.querySelector("details[data-expand][hx-get]");
+    if (!details || bodyAsked.has(details) || bodyLoaded(item) || !window.htmx) return;
+    bodyAsked.add(details);
+    window.htmx.trigger(bound(details), "fetch-body");
+  }
+
+  // toggle does not bubble: listened to on its way down.
+  document.addEventListener("toggle", function (event) {
+    var details = event.target;
+    if (details.open && details.matches && details.matches("details[data-expand]")) fetchBody(details.closest("[data-item]"));
+  }, true);
 
   function currentItem() {
     if (current && document.body.contains(current)) return current;
@@ -92,7 +142,7 @@
 
   function send(form) {
     if (!form) return false;
-    bound(form.closest("[data-item]") || form);
+    bound(form); // not its item: a body on its way would be bound anew (see fetchBody)
     if (form.requestSubmit) form.requestSubmit();
     else form.submit();
     return true;
@@ -107,10 +157,12 @@
   function approve() {
     // A conflict has no plain approve form: approving it is "take the proposed value".
     if (submit('form[data-action="approve"]')) return;
-    var item = bound(currentItem());
+    var item = currentItem();
     if (item && item.hasAttribute("data-pending")) return;
     var takeNew = item && item.querySelector('[data-resolution="take_new"]');
-    if (takeNew) takeNew.click();
+    if (!takeNew) return;
+    bound(takeNew.form);
+    takeNew.click();
   }
 
   function focusField(field) {
@@ -120,7 +172,7 @@
   }
 
   function expand(item, open) {
-    var details = item && bound(item).querySelector("details[data-expand]"); // bound: its body loads on toggle
+    var details = item && item.querySelector("details[data-expand]"); // opened, it asks for its body (toggle)
     if (details) details.open = open === undefined ? !details.open : open;
     return details;
   }
@@ -378,6 +430,7 @@
     if (old) old.remove();
     item.setAttribute("data-pending", String(sent));
     item.setAttribute("aria-busy", "true");
+    dropBody(item);
     var wasCurrent = !current || current === item || !document.body.contains(current) || item.contains(document.activeElement);
     collapse(item);
     if (!wasCurrent) return; // decided by mouse elsewhere: the reviewer's place stays
@@ -454,6 +507,35 @@
     showLate();
   }
 
+  // A decision supersedes its item's body still on its way (fetched ahead, mostly): the
+  // answer brings the item as it is now, and a body made after the decision (the whole item,
+  // out of date) would replace the line the answer is meant for. So the body's request is
+  // aborted, and one that comes anyway while the decision is on its way is not shown. If the
+  // decision does not go through, opening the item asks again.
+  function dropBody(item) {
+    var asker = item.querySelector("details[data-expand][hx-get]");
+    if (!asker || bodyLoaded(item)) return;
+    if (window.htmx) window.htmx.trigger(asker, "htmx:abort");
+    bodyAsked.delete(asker);
+    if (awaiting && awaiting.item === item) {
+      clearTimeout(awaiting.timer);
+      awaiting = null;
+    }
+  }
+
+  var bodyWasOpen = false; // the <details> of the last body to come: opened, or fetched ahead
+  document.body.addEventListener("htmx:beforeSwap", function (event) {
+    var detail = event.detail || {};
+    var asker = detail.elt;
+    if (!asker || !asker.matches || !asker.matches("details[data-expand]")) return;
+    bodyWasOpen = asker.open;
+    var item = asker.closest("[data-item]");
+    if (item && item.hasAttribute("data-pending")) {
+      detail.shouldSwap = false;
+      bodyAsked.delete(asker);
+    }
+  });
+
   // Only the newest decision's answer replaces the toast (an older one answered late would put
   // its Undo where `u` finds it); refusals always show.
   var swapping = 0;
@@ -486,6 +568,7 @@
     var old = item.querySelector("[data-failed]");
     if (old) old.remove();
     item.insertBefore(notice.cloneNode(true), item.firstChild);
+    if (current && document.body.contains(current)) prefetchBodies(current);
     var toast = document.getElementById("toast");
     if (toast) {
       var text = document.createElement("span");
@@ -525,6 +608,8 @@
       // the background, and the reviewer may be several items further by now.
       var waitedFor = awaiting && awaiting.item.id === opened.id;
       if (waitedFor) awaiting.item = opened;
+      // Fetched ahead, not opened: it stays a line (with its notice, outside the details).
+      if (!waitedFor && !bodyWasOpen) collapse(opened);
       if (waitedFor || !document.body.contains(current) || current.id === opened.id) focusItem(opened);
       bodyArrived();
       return;
@@ -552,6 +637,7 @@
         var next = done && !undone ? nextOpenAfter(swapped) : null;
         focusItem(next || swapped);
       }
+      if (current && document.body.contains(current) && !decisionsOnTheirWay()) prefetchBodies(current);
       if (number && number === undoWanted) {
         undoWanted = 0;
         var undoForm = done && document.querySelector("#toast form[data-undo]");
@@ -579,9 +665,12 @@
   ["htmx:responseError", "htmx:sendError"].forEach(function (name) {
     document.body.addEventListener(name, function (event) {
       var target = event.detail && event.detail.target;
-      if (awaiting && target && target.matches && target.matches("[data-body]")) {
-        clearTimeout(awaiting.timer);
-        awaiting = null;
+      if (target && target.matches && target.matches("[data-body]")) {
+        bodyAsked.delete(event.detail.elt); // opening it again asks again
+        if (awaiting) {
+          clearTimeout(awaiting.timer);
+          awaiting = null;
+        }
       }
     });
   });

@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from reviews.models import AuditEvent, Candidate
-from tests.browser.test_reviewer import article, status_of
+from tests.browser.test_reviewer import HOLD_BODIES, article, bodies_asked, status_of
 from tests.conftest import candidate
 from tests.review.conftest import _fresh_stats_cache, approve_as, propose  # noqa: F401 (fixtures)
 
@@ -199,13 +199,13 @@ def test_nearing_the_page_end_the_next_page_is_fetched_ahead(page, login, tenant
 def test_a_body_that_comes_back_out_of_date_does_not_take_the_focus_back(page, login, three, reviewer,
                                                                          second_reviewer):
     first, second, _third = three
+    page.add_init_script(HOLD_BODIES)
     login("rita")
-    held = Held(page, f"**/review/candidates/{first.pk}/body*")
-    page.keyboard.press("o")  # open the first item: its body is on its way
+    page.keyboard.press("o")  # open the first item: its body (asked for ahead) is on its way
     page.keyboard.press("j")  # and the reviewer moves on before it comes
     expect(article(page, second)).to_be_focused()
     approve_as(second_reviewer, first)  # meanwhile a colleague decides it: the body comes back whole
-    held.release()
+    page.evaluate("releaseBodies()")
     expect(article(page, first).locator("[data-decided]")).to_contain_text("Decided by rob")
     expect(article(page, second)).to_be_focused()
     expect(article(page, second)).to_have_attribute("aria-current", "true")
@@ -220,13 +220,13 @@ LATE_SETTLE = "() => { htmx.config.defaultSettleDelay = 60000; }"
 
 def test_enter_in_a_body_just_arrived_sends_the_reason_by_htmx(page, login, three, reviewer):
     first, second, _third = three
+    page.add_init_script(HOLD_BODIES)
     login("rita")
     page.evaluate("window.samePage = true")
     page.evaluate(LATE_SETTLE)
-    held = Held(page, f"**/review/candidates/{first.pk}/body*")
     page.keyboard.press("r")  # the body, with the reason field, is on its way
     page.keyboard.type("not a ")  # kept, and given to the field when it comes
-    held.release()
+    page.evaluate("releaseBodies()")
     reason = page.locator(f"#reason-{first.pk}")
     expect(reason).to_be_focused()
     expect(reason).to_have_value("not a ")
@@ -299,3 +299,68 @@ def test_decisions_on_their_way_when_the_filter_changes_are_answered_above_the_n
     late.locator("[data-late-clear]").click()
     expect(late).to_be_hidden()
     assert page.evaluate("window.samePage") is True
+
+
+def test_the_bodies_of_the_next_items_come_ahead_so_r_and_e_do_not_wait(page, login, tenant, reviewer):
+    items = propose(tenant, "bob", *[candidate(field="preference", value=f"topic {i}") for i in range(6)])
+    page.add_init_script(HOLD_BODIES)
+    login("rita")
+    page.wait_for_function("() => window.bodiesAsked.length === 3")
+    assert sorted(bodies_asked(page)) == [item.pk for item in items[:3]]  # the focused item and the next two
+    page.evaluate("releaseBodies()")
+    page.keyboard.press("a")  # the focus moves on: one more body is asked for, two ahead of it
+    expect(article(page, items[1])).to_be_focused()
+    page.wait_for_function("() => window.bodiesAsked.length === 4")
+    assert bodies_asked(page)[-1] == items[3].pk
+    expect(article(page, items[2]).locator("[data-body-pending]")).to_have_count(0)
+    page.keyboard.press("j")
+    page.keyboard.press("r")  # its body is here: the reason field opens with the key
+    expect(page.locator(f"#reason-{items[2].pk}")).to_be_focused()
+    page.keyboard.type("not a preference")
+    page.keyboard.press("Enter")
+    expect(page.locator("#toast")).to_contain_text("Rejected: preference = “topic 2”.")
+    page.keyboard.press("e")  # items[3], focused after the rejection: its body came ahead too
+    expect(page.locator(f"#edit-{items[3].pk}")).to_be_focused()
+    page.keyboard.type("topic 3 (corrected)")
+    page.keyboard.press("Control+Enter")
+    expect(page.locator("#toast")).to_contain_text("Edited and approved: preference = “topic 3 (corrected)”")
+    asked = bodies_asked(page)
+    assert len(asked) == len(set(asked))  # no body twice
+    rejected, edited = Candidate.objects.get(pk=items[2].pk), Candidate.objects.get(pk=items[3].pk)
+    assert (rejected.status, rejected.note) == ("rejected", "not a preference")
+    assert (edited.status, edited.value) == ("approved", "topic 3 (corrected)")
+
+
+def test_a_decision_made_while_its_items_body_is_on_its_way_aborts_the_body(page, login, three, reviewer):
+    # The focused item's body is fetched ahead, so `a` often comes while it is on its way. Made
+    # after the approval, it would be the whole item, out of date, for a line the decision's
+    # answer has replaced already (or is about to): the body's request is aborted instead.
+    first, second, _third = three
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.add_init_script(HOLD_BODIES)
+    login("rita")
+    page.wait_for_function("() => window.bodiesAsked.length === 3")
+    page.keyboard.press("a")
+    expect(article(page, first)).to_have_attribute("data-open", "0")
+    expect(page.locator("#toast")).to_contain_text("Approved: preference = “topic 0” is published.")
+    page.evaluate("releaseBodies()")  # the others come
+    expect(article(page, second).locator("[data-body-pending]")).to_have_count(0)
+    expect(article(page, first)).to_have_attribute("data-open", "0")  # still the decision's answer
+    expect(article(page, first).locator("[data-notice]")).to_have_count(0)  # no "decided first"
+    expect(article(page, second)).to_be_focused()
+    assert not errors  # such a body failed in the page: its target ("#item-N") was gone
+    assert page.evaluate("window.bodiesAborted") == [first.pk]
+
+
+def test_a_body_fetched_ahead_that_comes_back_out_of_date_stays_a_line_with_its_notice(page, login, three,
+                                                                                      reviewer, second_reviewer):
+    first, _second, third = three
+    page.add_init_script(HOLD_BODIES)
+    login("rita")
+    page.wait_for_function("() => window.bodiesAsked.length === 3")
+    approve_as(second_reviewer, third)  # a colleague decides an item two ahead
+    page.evaluate("releaseBodies()")
+    expect(article(page, third).locator("[data-notice=stale]")).to_contain_text("rob decided this item first")
+    assert article(page, third).locator("details[data-expand]").evaluate("details => details.open") is False
+    expect(article(page, first)).to_be_focused()

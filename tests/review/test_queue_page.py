@@ -100,7 +100,7 @@ class TestItemBody:
     def test_the_line_asks_for_the_body_on_opening_and_links_the_items_page(self, review_queue, reviewer_client):
         html = reviewer_client.get(QUEUE).content.decode()
         item = review_queue.evidence
-        assert f'hx-get="{self.body_url(item)}?version=1" hx-trigger="toggle once"' in html
+        assert f'hx-get="{self.body_url(item)}?version=1" hx-trigger="fetch-body"' in html
         # Without JavaScript the body is a link to the item's own page, which has it all.
         assert re.search(rf'data-body-pending><a href="{reverse("reviews:candidate", args=[item.pk])}">', html)
         # "a" needs no body: approve on a plain item, take the proposed value on a conflict.
