@@ -11,7 +11,7 @@ from reviews.actors import Actor
 from reviews.errors import InvalidInput
 from reviews.models import AuditEvent, AuditPayload, Candidate, CandidateStatus
 from reviews.selectors import QueueClaims, QueueFilters, queue_filtered, review_queue_page
-from reviews.services.claims import _live, candidates_claim, candidates_claims_renew, candidates_release
+from reviews.services.claims import _live, candidates_claim, candidates_claims_renew, candidates_release, claim_lease
 from tests.conftest import candidate
 from tests.review.conftest import propose
 
@@ -56,6 +56,23 @@ def test_an_expired_claim_returns_to_the_pool_and_activity_renews_it(tenant, rev
     with time_machine.travel(timezone.now() + timedelta(minutes=26)):
         assert visible(tenant, second_reviewer) == claimed
         assert candidates_claim(tenant=tenant, actor=Actor.reviewer(second_reviewer), count=5) == claimed
+
+
+def test_a_renewal_within_a_minute_of_the_last_writes_nothing(tenant, reviewer):
+    seed(tenant, 2)
+    actor = Actor.reviewer(reviewer)
+    claimed = candidates_claim(tenant=tenant, actor=actor, count=2)
+
+    def expiries():
+        return set(Candidate.objects.filter(pk__in=claimed).values_list("claim_expires_at", flat=True))
+
+    claimed_until = expiries()
+    with time_machine.travel(timezone.now() + timedelta(seconds=30), tick=False):
+        assert candidates_claims_renew(tenant=tenant, actor=actor) == 0
+        assert expiries() == claimed_until
+    with time_machine.travel(timezone.now() + timedelta(seconds=90), tick=False):
+        assert candidates_claims_renew(tenant=tenant, actor=actor) == 2
+        assert expiries() == {timezone.now() + claim_lease()}
 
 
 def test_release_gives_everything_back_audited(tenant, reviewer, second_reviewer):
