@@ -318,7 +318,19 @@
   }
 
   function search() {
+    var fold = document.querySelector("[data-filters-fold]");
+    if (fold) fold.open = true;
     focusField(document.querySelector("[data-search]"));
+  }
+
+  // On a phone the filters stand above the queue and fill the first screen: folded there,
+  // unless the page was opened with filters, which then show what is applied.
+  function foldFilters() {
+    var fold = document.querySelector("[data-filters-fold]");
+    if (!fold || !window.matchMedia("(max-width: 900px)").matches) return;
+    var params = new URLSearchParams(window.location.search);
+    params.delete("cursor");
+    if (!Array.from(params.keys()).length) fold.open = false;
   }
 
   // The toast offers Undo for as long as the server allows it, then goes away.
@@ -680,6 +692,7 @@
   });
 
   document.addEventListener("DOMContentLoaded", function () {
+    foldFilters();
     updateCount();
     currentItem();
   });

@@ -148,3 +148,30 @@ def test_staff_pages_fit_and_pass_axe_at_each_width(browser, live_server, screen
                     assert response.status == 403
         finally:
             context.close()
+
+
+def test_on_a_phone_the_filters_fold_away_above_the_queue(browser, live_server, tenant, review_queue, reviewer):
+    context, page = signed_in_context(browser, live_server, "rita", viewport={"width": 390, "height": 844})
+    try:
+        page.goto("/review/")
+        fold = page.locator("[data-filters-fold]")
+        expect(fold).not_to_have_attribute("open", "")
+        first = page.locator("[data-item]").first
+        assert first.bounding_box()["y"] < 844  # the queue starts on the first screen
+        page.keyboard.press("/")  # search opens them
+        expect(page.locator("[data-search]")).to_be_focused()
+        expect(fold).to_have_attribute("open", "")
+
+        page.goto("/review/?field=location")  # opened with a filter: shown as applied
+        expect(fold).to_have_attribute("open", "")
+        page.locator("[data-filters-fold] > summary").click()
+        expect(fold).not_to_have_attribute("open", "")
+        assert_no_axe_violations(page)
+    finally:
+        context.close()
+    context, page = signed_in_context(browser, live_server, "rita", viewport={"width": 1366, "height": 900})
+    try:
+        page.goto("/review/")
+        expect(page.locator("[data-filters-fold]")).to_have_attribute("open", "")
+    finally:
+        context.close()
