@@ -118,7 +118,7 @@ def main() -> None:
         if not statuses[0].startswith("200"):
             raise SystemExit(f"{mode}: {statuses[0]}")
 
-    def measure(mode: str) -> dict:
+    def measure(mode: str, requests: int) -> dict:
         settings.MEMORY_RECALL_RECORD_STREAM_URL = args.redis if mode == "stream" else ""
         settings.MEMORY_RECALL_RECORD_STREAM_KEY = stream_key
         connection.ensure_connection()
@@ -128,31 +128,29 @@ def main() -> None:
         records_before = RecallRecord.objects.count() if mode == "stream" else 0
         web0, db0, redis0, wall0 = time.process_time(), backend_cpu(pid), redis_cpu(redis_client), time.perf_counter()
         drained = 0
-        for number in range(1, args.requests + 1):
+        for number in range(1, requests + 1):
             request("recall" if mode != "floor" else "floor")
             if mode == "stream" and number % args.batch == 0:
                 drained += recall_records_drain().written
         wall = time.perf_counter() - wall0
         if mode == "stream":
             drained += recall_records_drain().written
-            if RecallRecord.objects.count() - records_before != args.requests:
+            if RecallRecord.objects.count() - records_before != requests:
                 raise SystemExit("the drain did not write every record")
         web, db = time.process_time() - web0, backend_cpu(pid) - db0
         cache = redis_cpu(redis_client) - redis0 if mode == "stream" else 0.0
-        per = 1e6 / args.requests
+        per = 1e6 / requests
         return {"web": web * per, "db": db * per, "redis": cache * per, "total": (web + db + cache) * per,
                 "wall": wall * per, "drained": drained}
 
     modes = ["floor", "recall", "stream"]
     names = {"floor": "floor", "recall": "recall, record written", "stream": "recall, records via stream"}
     for mode in modes:  # warm up: connections, prepared statements, caches
-        args_requests, args.requests = args.requests, 200
-        measure(mode)
-        args.requests = args_requests
+        measure(mode, 200)
     results = {mode: [] for mode in modes}
     for _ in range(args.rounds):
         for mode in modes:
-            results[mode].append(measure(mode))
+            results[mode].append(measure(mode, args.requests))
     redis_client.delete(stream_key, f"{stream_key}:dead")
 
     print()

@@ -16,26 +16,28 @@ from django.db import migrations
 TABLE = "reviews_recallrecord"
 
 
+def _partitioned(cursor) -> bool:
+    """A plain table (never converted) keeps its primary key, which is unique already."""
+    cursor.execute("SELECT 1 FROM pg_partitioned_table WHERE partrelid = %s::regclass", [TABLE])
+    return cursor.fetchone() is not None
+
+
 def forwards(apps, schema_editor):
     if schema_editor.connection.vendor != "postgresql":
         return
     with schema_editor.connection.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM pg_partitioned_table WHERE partrelid = %s::regclass", [TABLE])
-        if not cursor.fetchone():
-            return  # a plain table (never converted): its primary key is unique already
-        cursor.execute(f"CREATE UNIQUE INDEX IF NOT EXISTS {TABLE}_id_created ON {TABLE} (id, created_at)")
-        cursor.execute(f"DROP INDEX IF EXISTS {TABLE}_id")
+        if _partitioned(cursor):
+            cursor.execute(f"CREATE UNIQUE INDEX IF NOT EXISTS {TABLE}_id_created ON {TABLE} (id, created_at)")
+            cursor.execute(f"DROP INDEX IF EXISTS {TABLE}_id")
 
 
 def backwards(apps, schema_editor):
     if schema_editor.connection.vendor != "postgresql":
         return
     with schema_editor.connection.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM pg_partitioned_table WHERE partrelid = %s::regclass", [TABLE])
-        if not cursor.fetchone():
-            return
-        cursor.execute(f"CREATE INDEX IF NOT EXISTS {TABLE}_id ON {TABLE} (id)")
-        cursor.execute(f"DROP INDEX IF EXISTS {TABLE}_id_created")
+        if _partitioned(cursor):
+            cursor.execute(f"CREATE INDEX IF NOT EXISTS {TABLE}_id ON {TABLE} (id)")
+            cursor.execute(f"DROP INDEX IF EXISTS {TABLE}_id_created")
 
 
 class Migration(migrations.Migration):

@@ -87,6 +87,7 @@ def recall_record_write(record: RecallRecord) -> None:
     except redis.RedisError as error:
         log.warning("recall records: the stream is unavailable (%s); record %s written directly", error, record.pk)
         _insert(record)
+        return
     record._state.adding = False
 
 
