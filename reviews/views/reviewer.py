@@ -72,6 +72,7 @@ from ..services.candidates import (
 )
 from ..services.claims import candidates_claim, candidates_claims_renew, candidates_release
 from ..services.entities import entity_merge
+from ..widgets import QuickSelect
 
 CLAIM_SIZES = (5, 10, 20, 50)
 
@@ -178,22 +179,28 @@ AGE_CHOICES = [
 ]
 
 
+class QueueChoiceField(forms.ChoiceField):
+    """The queue's dropdowns: eleven a page, built without the template engine (reviews/widgets.py)."""
+
+    widget = QuickSelect
+
+
 class QueueFilterForm(forms.Form):
     q = forms.CharField(label=gettext_lazy("Search"), max_length=200, required=False)
-    sort = forms.ChoiceField(label=gettext_lazy("Sort"), choices=SORT_CHOICES, required=False)
-    flag = forms.ChoiceField(label=gettext_lazy("Flag"), choices=FLAG_CHOICES, required=False)
-    claims = forms.ChoiceField(label=gettext_lazy("Claimed items"), choices=CLAIM_CHOICES, required=False)
-    status = forms.ChoiceField(label=gettext_lazy("Status"), choices=STATUS_CHOICES, required=False)
-    entity_type = forms.ChoiceField(label=gettext_lazy("Entity type"), required=False)
-    field = forms.ChoiceField(label=gettext_lazy("Field"), required=False)
-    sensitivity = forms.ChoiceField(
+    sort = QueueChoiceField(label=gettext_lazy("Sort"), choices=SORT_CHOICES, required=False)
+    flag = QueueChoiceField(label=gettext_lazy("Flag"), choices=FLAG_CHOICES, required=False)
+    claims = QueueChoiceField(label=gettext_lazy("Claimed items"), choices=CLAIM_CHOICES, required=False)
+    status = QueueChoiceField(label=gettext_lazy("Status"), choices=STATUS_CHOICES, required=False)
+    entity_type = QueueChoiceField(label=gettext_lazy("Entity type"), required=False)
+    field = QueueChoiceField(label=gettext_lazy("Field"), required=False)
+    sensitivity = QueueChoiceField(
         label=gettext_lazy("Sensitivity"), choices=[("", gettext_lazy("any")), *Sensitivity.choices], required=False
     )
     min_confidence = forms.FloatField(label=gettext_lazy("Confidence from"), min_value=0, max_value=1, required=False)
     max_confidence = forms.FloatField(label=gettext_lazy("to"), min_value=0, max_value=1, required=False)
-    conflict = forms.ChoiceField(label=gettext_lazy("Conflict"), choices=YES_NO, required=False)
-    new_entity = forms.ChoiceField(label=gettext_lazy("New entity"), choices=YES_NO, required=False)
-    age = forms.ChoiceField(label=gettext_lazy("Age"), choices=AGE_CHOICES, required=False)
+    conflict = QueueChoiceField(label=gettext_lazy("Conflict"), choices=YES_NO, required=False)
+    new_entity = QueueChoiceField(label=gettext_lazy("New entity"), choices=YES_NO, required=False)
+    age = QueueChoiceField(label=gettext_lazy("Age"), choices=AGE_CHOICES, required=False)
     user_id = IdentifierField(name="The user", label=gettext_lazy("User"), required=False)
 
     def __init__(self, *args, tenant, **kwargs):
