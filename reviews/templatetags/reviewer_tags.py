@@ -1,11 +1,14 @@
 """Labels the reviewer pages show for stored codes, in the reviewer's language."""
 import json
+import unicodedata
 from functools import lru_cache
 from html import escape
 
 from django import template
+from django.template.defaultfilters import truncatechars
 from django.urls import get_script_prefix, reverse
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.timesince import timesince
 from django.utils.translation import gettext_lazy as _
 
 from .. import labels
@@ -90,9 +93,20 @@ def decision_label(kind: str) -> str:
 
 
 @register.filter
-def short_age(timesince_text: str) -> str:
-    """The largest unit of a ``timesince`` ("3 days, 2 hours" -> "3 days")."""
-    return str(timesince_text).split(",")[0]
+def age(moment) -> str:
+    """How long ago, in its largest unit ("3 days"): a queue page prints one a line, and
+    ``timesince`` would work out the second unit only for it to be cut off."""
+    return timesince(moment, depth=1) if moment else ""
+
+
+@register.filter
+def clip(text: str, length: int) -> str:
+    """``truncatechars`` with a quick way out for text that fits, as most values do (a queue
+    line clips three): the same result, without ``Truncator`` translating its ellipsis."""
+    text = str(text)
+    if len(text) <= length and unicodedata.is_normalized("NFC", text):
+        return text
+    return truncatechars(text, length)
 
 
 @register.filter
