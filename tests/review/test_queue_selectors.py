@@ -145,6 +145,30 @@ class TestItemContext:
         [item] = review_queue_items(tenant=tenant, candidates=[bob])
         assert [line.message.message_id for line in item.conversation] == ["b-1", "b-2"]
 
+    def test_several_sources_in_one_thread_read_together_each_get_their_own_window(self, tenant, review_queue):
+        ids = [f"d-{n}" for n in range(1, 13)]
+        store_thread(tenant, "dana", "t-long", [(message_id, "user", f"line {message_id}") for message_id in ids])
+        early, late, last = propose(
+            tenant,
+            "dana",
+            *[candidate(field="preference", value=f"v {source}", source_message_id=source) for source in ("d-2", "d-9", "d-12")],
+        )
+        # Another subject's candidate naming dana's message: a source belongs to its own subject.
+        [stranger] = propose(tenant, "erin", candidate(field="preference", value="x", source_message_id="d-5"))
+        items = review_queue_items(tenant=tenant, candidates=[early, late, last, stranger])
+        windows = [[line.message.message_id for line in item.conversation] for item in items]
+        assert windows == [
+            ["d-1", "d-2", "d-3", "d-4"],
+            ["d-7", "d-8", "d-9", "d-10", "d-11"],
+            ["d-10", "d-11", "d-12"],
+            [],
+        ]
+        assert [[line.is_source for line in item.conversation] for item in items[:3]] == [
+            [False, True, False, False],
+            [False, False, True, False, False],
+            [False, False, True],
+        ]
+
     def test_another_tenants_message_with_the_same_id_is_not_shown(self, tenant, other_tenant, review_queue):
         store_thread(other_tenant, "alice", "t-9", [("m-77", "user", "other tenant's secret")])
         [item] = propose(tenant, "alice", candidate(field="preference", value="x", source_message_id="m-77"))
