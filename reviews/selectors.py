@@ -617,11 +617,17 @@ def actor_names(actors) -> dict[str, str]:
     return {actor: usernames.get(staff_ids.get(actor), actor) for actor in actors}
 
 
-def review_queue_items(*, tenant: Tenant, candidates: list[Candidate], viewer: str = "", now=None) -> list[QueueItem]:
+def review_queue_items(
+    *, tenant: Tenant, candidates: list[Candidate], viewer: str = "", now=None, lazy_bodies: bool = False
+) -> list[QueueItem]:
     """Everything a reviewer needs beside each candidate, in a fixed number of queries:
     the field's schema, the source message in its thread, the subject's current facts for
     the same entity, the active value in conflict, who decided and who holds a claim, the
-    history of a contested fact, and whether the viewer may still undo their decision."""
+    history of a contested fact, and whether the viewer may still undo their decision.
+
+    ``lazy_bodies``: for a list whose items fetch their body when opened (the queue page's
+    ``lazy_bodies``, views.reviewer.candidate_body), where only a contested item shows its
+    body at once. The current facts, shown only in a body, are then read for those alone."""
     if not candidates:
         return []
     now = now or timezone.now()
@@ -645,7 +651,11 @@ def review_queue_items(*, tenant: Tenant, candidates: list[Candidate], viewer: s
     schema = TenantSchema.load(tenant)
     conversations = _conversations(tenant, candidates)
     facts_by_entity: dict[int, list[Fact]] = {}
-    entity_ids = {c.entity_id for c in candidates if c.entity_id}
+    entity_ids = {
+        c.entity_id
+        for c in candidates
+        if c.entity_id and (not lazy_bodies or CandidateFlag.CONTESTED in (c.flags or []))
+    }
     for fact in Fact.objects.filter(tenant=tenant, entity_id__in=entity_ids, status=FactStatus.ACTIVE).order_by(
         "field", "-updated_at"
     ):

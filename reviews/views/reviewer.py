@@ -270,7 +270,9 @@ def _queue_context(request, data: QueryDict, *, here: str) -> dict:
         request,
         here=here,
         form=form,
-        groups=queue_groups(review_queue_items(tenant=request.tenant, candidates=page.candidates, viewer=viewer)),
+        groups=queue_groups(
+            review_queue_items(tenant=request.tenant, candidates=page.candidates, viewer=viewer, lazy_bodies=True)
+        ),
         lazy_bodies=True,
         next_page_url=next_url,
         filter_query=query.urlencode(),
@@ -791,6 +793,7 @@ def bulk(request):
             candidates=list(Candidate.objects.filter(tenant=request.tenant, pk__in=changed).select_related(
                 "subject", "entity", "conflict_fact")),
             viewer=viewer,
+            lazy_bodies=True,
         ),
     )
     return render(request, "reviews/bulk.html#outcome", context)

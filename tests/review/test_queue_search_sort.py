@@ -8,7 +8,14 @@ from django.utils import timezone
 from reviews.actors import Actor
 from reviews.errors import InvalidInput
 from reviews.models import Candidate, Scope
-from reviews.selectors import QUEUE_COUNT_CAP, QueueFilters, QueueSort, review_queue_counts, review_queue_page
+from reviews.selectors import (
+    QUEUE_COUNT_CAP,
+    QueueFilters,
+    QueueSort,
+    review_queue_counts,
+    review_queue_items,
+    review_queue_page,
+)
 from reviews.services.portal import fact_contest
 from tests.conftest import candidate
 from tests.review.conftest import approve_as, propose, signed_in
@@ -133,6 +140,19 @@ class TestPage:
         assert "data-counts" in html and 'data-count="contested">1<' in html
         assert "I don’t cook any more" in html or "I don&#x27;t cook any more" in html
         assert "data-history" in html and "chef" in html
+
+    def test_a_list_with_lazy_bodies_reads_current_facts_only_for_bodies_it_shows(self, tenant, mixed, reviewer):
+        """The queue page shows a body at once only for contested items (the others fetch
+        theirs when opened): their current facts are read, the others' are not."""
+        [language] = propose(tenant, "user-1", candidate(field="language", value="Norwegian", confidence=0.9))
+        approve_as(reviewer, language)
+        rows = [mixed["contested"], mixed["conflict"]]
+        full = review_queue_items(tenant=tenant, candidates=rows)
+        lazy = review_queue_items(tenant=tenant, candidates=rows, lazy_bodies=True)
+        assert [f.value for f in full[1].current_facts] == ["Kyoto"]
+        assert [f.value for f in lazy[0].current_facts] == [f.value for f in full[0].current_facts] == ["Norwegian"]
+        assert lazy[1].current_facts == []
+        assert lazy[1].conflict == full[1].conflict  # the line's conflict badge still has its value
 
     def test_search_in_the_page(self, tenant, mixed, reviewer):
         html = signed_in(reviewer).get("/review/", {"q": "lagos"}).content.decode()
