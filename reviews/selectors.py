@@ -5,6 +5,7 @@ import base64
 import binascii
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone as dt_timezone
+from typing import NamedTuple
 
 from django.contrib.auth import get_user_model
 from django.db import DEFAULT_DB_ALIAS, connection
@@ -1133,8 +1134,11 @@ class RecallResult:
 _RECALL_CATEGORY_ORDER = {c: i for i, c in enumerate(Category.values)}
 
 
-@dataclass(frozen=True)
-class _RecallRow:
+class _RecallRow(NamedTuple):
+    """One row of the recall statement. A named tuple rather than a frozen dataclass: a
+    recall makes one per fact of the subject, and the dataclass's field-by-field
+    ``object.__setattr__`` cost 5 µs a row (50-60 µs of a recall's CPU)."""
+
     id: int
     entity_type: str
     entity_id: str

@@ -1,5 +1,4 @@
 """Shared pieces of the API views: scope checks, strict serializers, the tenant."""
-import copy
 import logging
 
 from django.utils.http import urlencode
@@ -169,18 +168,26 @@ class StrictSerializer(serializers.Serializer):
 class FlatQuerySerializer(StrictSerializer):
     """For hot read endpoints whose query parameters are flat, stateless fields.
 
-    DRF deep-copies every declared field for every request, which costs more than the
-    database work of a recall. Flat fields carry no per-request state, so each request
-    gets shallow copies of one template instead. Not for nested serializers.
+    DRF deep-copies every declared field for every request and binds each copy to the
+    new serializer: for a recall that cost more than its database work (then, with
+    shallow copies, still 55–80 µs of a recall's CPU, a third of its validation). Flat
+    fields carry no per-request state: validating reads a field's settings and writes
+    nothing to it, so every instance of a class shares one set of fields, bound once
+    (to the first instance; nothing these fields do reads their parent or its context).
+    Validation, its errors and their order are DRF's own. Not for nested serializers,
+    nor for fields that read the context (a CurrentUserDefault).
     """
 
-    def get_fields(self):
+    @property
+    def fields(self):
         cls = type(self)
-        template = cls.__dict__.get("_field_template")
-        if template is None:
-            template = super().get_fields()
-            cls._field_template = template
-        return {name: copy.copy(field) for name, field in template.items()}
+        bound = cls.__dict__.get("_bound_fields")
+        if bound is None:
+            # DRF's own binding, once per class; concurrent first requests may each bind
+            # a set, and the last one stays: they are alike.
+            bound = super().fields
+            cls._bound_fields = bound
+        return bound
 
 
 def next_page_url(request, cursor: str) -> str:
