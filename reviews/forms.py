@@ -14,7 +14,7 @@ from django import forms
 from django.core.validators import ProhibitNullCharactersValidator
 from django.utils.translation import gettext_lazy
 
-from .identifiers import MAX_IDENTIFIER_LENGTH, identifier_problem, refusal_message
+from .identifiers import MAX_IDENTIFIER_LENGTH, identifier_problem, page_refusal
 from .services.candidates import BULK_DECISIONS, MAX_BULK_ITEMS
 from .services.claims import MAX_CLAIM
 
@@ -22,14 +22,15 @@ from .services.claims import MAX_CLAIM
 def _check_identifier(value: str, name: str) -> None:
     problem = identifier_problem(value)
     if problem is not None:
-        raise forms.ValidationError(refusal_message(problem, name), code=problem)
+        raise forms.ValidationError(page_refusal(problem, name), code=problem)
 
 
 class IdentifierField(forms.CharField):
     """One of the host application's ids (``user_id``, ``thread_id``): 1–128 printable
-    characters, no credential inside. Empty is the field's ``required`` to decide."""
+    characters, no credential inside. Empty is the field's ``required`` to decide. ``name``
+    (a lazy translation) says in the refusal what was refused."""
 
-    def __init__(self, *, name: str = "The id", **kwargs):
+    def __init__(self, *, name=gettext_lazy("The id"), **kwargs):
         self.name = name
         kwargs.setdefault("max_length", MAX_IDENTIFIER_LENGTH)
         super().__init__(**kwargs)
@@ -57,8 +58,8 @@ class EntityRefField(forms.CharField):
         entity_type, colon, entity_id = value.partition(":")
         if not colon or not entity_type.strip() or not entity_id.strip():
             raise forms.ValidationError(self.MALFORMED, code="malformed")
-        _check_identifier(entity_type, "The entity's type")
-        _check_identifier(entity_id, "The entity's id")
+        _check_identifier(entity_type, gettext_lazy("The entity's type"))
+        _check_identifier(entity_id, gettext_lazy("The entity's id"))
 
 
 # --- The queue's bulk, undo and claim forms ----------------------------------------------------

@@ -193,7 +193,7 @@ class QueueFilterForm(forms.Form):
     conflict = forms.ChoiceField(label=gettext_lazy("Conflict"), choices=YES_NO, required=False)
     new_entity = forms.ChoiceField(label=gettext_lazy("New entity"), choices=YES_NO, required=False)
     age = forms.ChoiceField(label=gettext_lazy("Age"), choices=AGE_CHOICES, required=False)
-    user_id = IdentifierField(name="The user", label=gettext_lazy("User"), required=False)
+    user_id = IdentifierField(name=gettext_lazy("The user"), label=gettext_lazy("User"), required=False)
 
     def __init__(self, *args, tenant, **kwargs):
         super().__init__(*args, **kwargs)
