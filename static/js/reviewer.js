@@ -20,6 +20,11 @@
   var sent = 0;
   var sequence = new WeakMap(); // xhr → its decision's number
   var undoWanted = 0; // `u` pressed while this decision was still on its way
+  // The id of the item whose decision is the newest and was applied: `u` takes its line's own
+  // Undo when the toast no longer offers it. A line in "Sent before the queue changed" outlives
+  // the swaps of the queue region, and a claim's toast (or another notice) replaces the Undo
+  // its answer put in the toast, while the decision is still the one to take back.
+  var newestApplied = null;
 
   function items() {
     return Array.prototype.slice.call(document.querySelectorAll("[data-item]"));
@@ -309,7 +314,12 @@
       undoWanted = sent;
       return;
     }
-    send(document.querySelector("#toast form[data-undo]") || (currentItem() && currentItem().querySelector("form[data-undo]")));
+    var line = newestApplied && document.getElementById(newestApplied);
+    send(
+      document.querySelector("#toast form[data-undo]")
+      || (line && line.querySelector("form[data-undo]"))
+      || (currentItem() && currentItem().querySelector("form[data-undo]"))
+    );
   }
 
   function claim() {
@@ -438,6 +448,7 @@
     }
     sent += 1;
     sequence.set(detail.xhr, sent);
+    newestApplied = null; // this one is the newest now, once it is applied
     var old = item.querySelector("[data-failed]");
     if (old) old.remove();
     item.setAttribute("data-pending", String(sent));
@@ -647,6 +658,8 @@
       var done = swapped.dataset.outcome === "success";
       var undone = detail.requestConfig.path && /\/undo$/.test(detail.requestConfig.path);
       var number = (detail.xhr && sequence.get(detail.xhr)) || 0;
+      if (done && !undone && number && number === sent) newestApplied = swapped.id;
+      else if (undone && swapped.id === newestApplied) newestApplied = null;
       if (undone || !document.body.contains(current) || current.id === swapped.id) {
         // The focus was still on this item (undo; or nothing was left to move on to).
         var next = done && !undone ? nextOpenAfter(swapped) : null;
