@@ -8,6 +8,9 @@ rule is refused (400), never stored.
 """
 import re
 
+from django.utils import translation
+from django.utils.translation import gettext_lazy
+
 from .errors import InvalidInput
 from .secrets import mask_secrets
 
@@ -19,12 +22,15 @@ MAX_IDENTIFIER_LENGTH = 128
 _DIGITS = re.compile(r"\d+")
 _CHECKSUM_KINDS = {"card_number", "national_id"}
 
+# Lazy: the pages show them in the reader's language (page_refusal); the API, the MCP
+# server and the services answer in English, as with every other message of theirs
+# (refusal_message). ``{name}`` is what was refused, ``{max}`` the length allowed.
 _PROBLEMS = {
-    "not_a_string": "{name} must be a string.",
-    "empty": "{name} must not be empty.",
-    "too_long": f"{{name}} must be at most {MAX_IDENTIFIER_LENGTH} characters.",
-    "not_printable": "{name} must contain printable characters only (no control characters).",
-    "secret_detected": "{name} must not contain a credential; nothing was stored.",
+    "not_a_string": gettext_lazy("{name} must be a string."),
+    "empty": gettext_lazy("{name} must not be empty."),
+    "too_long": gettext_lazy("{name} must be at most {max} characters."),
+    "not_printable": gettext_lazy("{name} must contain printable characters only (no control characters)."),
+    "secret_detected": gettext_lazy("{name} must not contain a credential; nothing was stored."),
 }
 
 
@@ -51,8 +57,18 @@ def identifier_problem(value) -> str | None:
     return None
 
 
+def page_refusal(problem: str, name: str) -> str:
+    """Why an identifier was refused, in the active language: what a page shows beside the
+    field. ``name`` says what was refused, already in that language (a lazy string)."""
+    return str(_PROBLEMS[problem]).format(name=name, max=MAX_IDENTIFIER_LENGTH)
+
+
 def refusal_message(problem: str, name: str) -> str:
-    return _PROBLEMS[problem].format(name=name)
+    """Why an identifier was refused, in English whatever the request's language: the API's,
+    the MCP server's and the services' messages are English, and ``name`` is the field's
+    name in the request (``user_id``), not a word to translate."""
+    with translation.override(None):
+        return page_refusal(problem, name)
 
 
 def validate_identifier(value, *, name: str) -> str:

@@ -63,7 +63,7 @@ class ExportForm(forms.Form):
     until = forms.DateTimeField(required=False, label=gettext_lazy("Until (exclusive)"))
     action = forms.CharField(max_length=64, required=False, help_text=gettext_lazy("e.g. fact.deleted or fact.*"))
     actor = forms.CharField(max_length=160, required=False, help_text=gettext_lazy("e.g. reviewer:3 or api_key:*"))
-    user_id = IdentifierField(name="The user", required=False, label=gettext_lazy("User (subject)"))
+    user_id = IdentifierField(name=gettext_lazy("The user"), required=False, label=gettext_lazy("User (subject)"))
     object = forms.RegexField(
         regex=r"^[\w.-]{1,32}(:.{1,64})?$", max_length=97, required=False, help_text=gettext_lazy("type or type:id")
     )

@@ -138,7 +138,7 @@ class NoteForm(forms.Form):
 
 
 class ScopeForm(forms.Form):
-    thread_id = IdentifierField(name="The conversation", required=False)
+    thread_id = IdentifierField(name=gettext_lazy("The conversation"), required=False)
     entity = EntityRefField(required=False)
     field = forms.CharField(required=False, max_length=80)
 

@@ -9,6 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
 from ..actors import Actor
@@ -48,7 +49,7 @@ MAX_RECORD_ID = 2**63 - 1
 
 
 class RecallFilterForm(forms.Form):
-    user_id = IdentifierField(name="The user", required=False)
+    user_id = IdentifierField(name=gettext_lazy("The user"), required=False)
     caller = forms.CharField(max_length=160, required=False)
     before = forms.IntegerField(min_value=1, max_value=MAX_RECORD_ID, required=False)
 

@@ -5,7 +5,6 @@ back (works without JavaScript); with htmx the same view answers with the item's
 """
 from __future__ import annotations
 
-import re
 from enum import StrEnum
 from functools import wraps
 from urllib.parse import urlsplit
@@ -38,7 +37,7 @@ from ..models import (
     FieldDefinition,
     Sensitivity,
 )
-from ..forms import IdentifierField
+from ..forms import BulkDecisionForm, ClaimForm, IdentifierField, UndoBulkForm
 from ..permissions import can_decide, can_view_queue, staff_tenant
 from ..templatetags.reviewer_tags import FLAG_LABELS
 from ..selectors import (
@@ -201,7 +200,7 @@ class QueueFilterForm(forms.Form):
     conflict = QueueChoiceField(label=gettext_lazy("Conflict"), choices=YES_NO, required=False)
     new_entity = QueueChoiceField(label=gettext_lazy("New entity"), choices=YES_NO, required=False)
     age = QueueChoiceField(label=gettext_lazy("Age"), choices=AGE_CHOICES, required=False)
-    user_id = IdentifierField(name="The user", label=gettext_lazy("User"), required=False)
+    user_id = IdentifierField(name=gettext_lazy("The user"), label=gettext_lazy("User"), required=False)
 
     def __init__(self, *args, tenant, **kwargs):
         super().__init__(*args, **kwargs)
@@ -613,9 +612,11 @@ def undo(request, pk: int):
 @decider_view
 def undo_bulk(request):
     """Take back a bulk decision: each item of it that can still be undone."""
-    ids = [int(raw) for raw in request.POST.getlist("ids") if raw.isdigit()][:MAX_BULK_ITEMS]
+    form = UndoBulkForm(request.POST)
+    if not form.is_valid():
+        return _refused(request, _form_error(form))
     undone, refused = [], []
-    for candidate_id in ids:
+    for candidate_id in form.cleaned_data["ids"]:
         try:
             candidate_undo(tenant=request.tenant, candidate_id=candidate_id, actor=Actor.reviewer(request.user))
         except (NotFound, InvalidTransition):
@@ -633,6 +634,20 @@ def undo_bulk(request):
     return redirect(_back(request, reverse("reviews:queue")))
 
 
+def _form_error(form: forms.Form) -> str:
+    """The first reason a form gave, for a notice that has room for one."""
+    return next(iter(form.errors.values()))[0]
+
+
+def _refused(request, notice: str):
+    """Input refused before anything was done: the reason in the toast (400) with htmx, else
+    as the message of the page the form goes back to."""
+    if request.htmx:
+        return render(request, "reviews/bulk.html#refused", {"notice": notice}, status=400)
+    _flash(request, Notice.ERROR, notice)
+    return redirect(_back(request, reverse("reviews:queue")))
+
+
 @decider_view
 def claim(request):
     """Claim the next N items of the current filters (key c), or give one's claims back.
@@ -643,17 +658,18 @@ def claim(request):
     """
     actor = Actor.reviewer(request.user)
     level, status = Notice.SUCCESS, 200
-    if request.POST.get("release"):
+    form = ClaimForm(request.POST)
+    if not form.is_valid():
+        level, status, notice = Notice.ERROR, 400, _form_error(form)
+    elif form.cleaned_data["release"]:
         released = candidates_release(tenant=request.tenant, actor=actor)
         notice = _("Released %(count)d claimed items.") % {"count": len(released)}
     else:
-        try:
-            count = int(request.POST.get("count", "10"))
-        except ValueError:
-            count = 0
         _form, filters = _queue_filters(request.POST, request.tenant)
         try:
-            claimed = candidates_claim(tenant=request.tenant, actor=actor, count=count, filters=filters)
+            claimed = candidates_claim(
+                tenant=request.tenant, actor=actor, count=form.cleaned_data["count"], filters=filters
+            )
         except InvalidInput:
             level, status, notice = Notice.ERROR, 400, _("Choose how many items to claim.")
         else:
@@ -676,7 +692,6 @@ def claim(request):
     return render(request, "reviews/queue.html#claimed", context, status=status)
 
 
-_SELECTED = re.compile(r"^(\d{1,18}):(\d{1,9})$")
 # Above this many items a bulk decision asks once more, naming the count: with the whole
 # filter selected, most of the items are not on the reviewer's screen.
 BULK_CONFIRM_ABOVE = 50
@@ -744,28 +759,28 @@ def bulk(request):
     the version when it was selected). Above BULK_CONFIRM_ABOVE items the reviewer confirms
     the count first. A refusal leaves the selection as it was.
     """
-    raw = request.POST.getlist("selected_all") + request.POST.getlist("selected")
-    matches = [_SELECTED.match(value) for value in raw]
-    # One version per item; a ticked box (what the reviewer saw) wins over select-all's.
-    versions = {int(m.group(1)): int(m.group(2)) for m in matches if m}
-    decision = request.POST.get("decision", "")
+    form = BulkDecisionForm(request.POST)
+    valid = form.is_valid()
+    data = form.cleaned_data
+    versions = data.get("versions", {})
+    decision = data.get("decision", "")
     context = _item_context(
         request,
         here=_back(request, reverse("reviews:queue")),
         selection_values=[f"{pk}:{version}" for pk, version in versions.items()],
         count=len(versions),
     )
+    if not valid:
+        return _bulk_refused(request, context, error=_form_error(form), status=400)
     try:
-        if not all(matches):
-            raise InvalidInput("Malformed selection.", details={"items": "malformed"})
         bulk_request = {
             "items": list(versions.items()),
             "decision": decision,
-            "note": request.POST.get("note", ""),
+            "note": data["note"],
             "actor": Actor.reviewer(request.user),
         }
         check_bulk_decision(**bulk_request)  # a refusal comes before the question
-        if len(versions) > BULK_CONFIRM_ABOVE and request.POST.get("confirmed") != f"{decision}:{len(versions)}":
+        if len(versions) > BULK_CONFIRM_ABOVE and data["confirmed"] != f"{decision}:{len(versions)}":
             return _bulk_refused(request, context, confirm=decision)
         outcome = candidates_bulk_decide(tenant=request.tenant, **bulk_request)
     except DomainError as error:
@@ -778,7 +793,7 @@ def bulk(request):
         return redirect(context["here"])
     candidates_claims_renew(tenant=request.tenant, actor=Actor.reviewer(request.user))
     filters, filter_query = _page_filters(request)
-    shown = {int(m.group(1)) for m in map(_SELECTED.match, request.POST.getlist("selected"))}
+    shown = {pk for pk, _version in data["selected"]}
     changed = shown & ({*outcome.decided} | {item["id"] for item in outcome.stale})
     viewer = str(Actor.reviewer(request.user))
     context.update(
@@ -799,13 +814,15 @@ def bulk(request):
     return render(request, "reviews/bulk.html#outcome", context)
 
 
-def _bulk_refused(request, context: dict, *, error: str = "", confirm: str = ""):
+def _bulk_refused(request, context: dict, *, error: str = "", confirm: str = "", status: int = 200):
     """An error or the confirmation question: with htmx under the bar (the selection on the
-    page stays as it is), otherwise the bulk page holding the whole selection."""
+    page stays as it is), otherwise the bulk page holding the whole selection. Input the
+    form refuses is a 400; the service's refusals (a reason to reject, an empty selection)
+    answer 200 as they always have."""
     context.update(error=error, confirm=confirm)
     if request.htmx:
-        return render(request, "reviews/bulk.html#status", context)
-    return render(request, "reviews/bulk.html", context)
+        return render(request, "reviews/bulk.html#status", context, status=status)
+    return render(request, "reviews/bulk.html", context, status=status)
 
 
 # --- Entities ---------------------------------------------------------------------------------

@@ -20,6 +20,11 @@
   var sent = 0;
   var sequence = new WeakMap(); // xhr → its decision's number
   var undoWanted = 0; // `u` pressed while this decision was still on its way
+  // The id of the item whose decision is the newest and was applied: `u` takes its line's own
+  // Undo when the toast no longer offers it. A line in "Sent before the queue changed" outlives
+  // the swaps of the queue region, and a claim's toast (or another notice) replaces the Undo
+  // its answer put in the toast, while the decision is still the one to take back.
+  var newestApplied = null;
 
   function items() {
     return Array.prototype.slice.call(document.querySelectorAll("[data-item]"));
@@ -309,7 +314,12 @@
       undoWanted = sent;
       return;
     }
-    send(document.querySelector("#toast form[data-undo]") || (currentItem() && currentItem().querySelector("form[data-undo]")));
+    var line = newestApplied && document.getElementById(newestApplied);
+    send(
+      document.querySelector("#toast form[data-undo]")
+      || (line && line.querySelector("form[data-undo]"))
+      || (currentItem() && currentItem().querySelector("form[data-undo]"))
+    );
   }
 
   function claim() {
@@ -438,6 +448,7 @@
     }
     sent += 1;
     sequence.set(detail.xhr, sent);
+    newestApplied = null; // this one is the newest now, once it is applied
     var old = item.querySelector("[data-failed]");
     if (old) old.remove();
     item.setAttribute("data-pending", String(sent));
@@ -466,11 +477,14 @@
   });
 
   // A refusal comes back as the item with its notice (409 decided by someone else, 400 bad
-  // input): swap it in like an answer. Other failures have no item to show.
+  // input): swap it in like an answer. Other failures have no item to show. A claim's or a
+  // bulk decision's 400 carries its reason too (the toast; the notice under the bulk bar).
+  // The form is the request's: htmx sets this event's detail.elt to the swap's target.
   document.body.addEventListener("htmx:beforeSwap", function (event) {
     var detail = event.detail || {};
-    var claimForm = detail.elt && detail.elt.matches && detail.elt.matches("[data-claim-form]");
-    if ((decisionOf(detail) || claimForm) && detail.xhr && (detail.xhr.status === 409 || detail.xhr.status === 400)) {
+    var sender = detail.requestConfig && detail.requestConfig.elt;
+    var form = sender && sender.matches && sender.matches("[data-claim-form], [data-bulk-form]");
+    if ((decisionOf(detail) || form) && detail.xhr && (detail.xhr.status === 409 || detail.xhr.status === 400)) {
       detail.shouldSwap = true;
       detail.isError = false;
     }
@@ -644,6 +658,8 @@
       var done = swapped.dataset.outcome === "success";
       var undone = detail.requestConfig.path && /\/undo$/.test(detail.requestConfig.path);
       var number = (detail.xhr && sequence.get(detail.xhr)) || 0;
+      if (done && !undone && number && number === sent) newestApplied = swapped.id;
+      else if (undone && swapped.id === newestApplied) newestApplied = null;
       if (undone || !document.body.contains(current) || current.id === swapped.id) {
         // The focus was still on this item (undo; or nothing was left to move on to).
         var next = done && !undone ? nextOpenAfter(swapped) : null;

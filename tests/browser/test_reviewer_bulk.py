@@ -70,3 +70,36 @@ def test_unticking_one_item_ends_select_all(page, login, tenant, reviewer):
     page.click("#bulk-form button[value=reject]")
     expect(page.locator("[data-bulk-summary]")).to_have_text(re.compile(r"^Rejected 19 items\.$"), timeout=60_000)
     assert Candidate.objects.filter(status=CandidateStatus.REJECTED).count() == 19
+
+
+def test_refusals_of_the_bulk_and_claim_forms_show_their_reason(page, login, tenant, reviewer):
+    # The forms' refusals are 400s: htmx swaps no 4xx by itself, so reviewer.js takes the bulk
+    # form's and the claim form's in. A stale page (or a hand-made request) is the way there.
+    items = propose(tenant, "bob", *[candidate(field="preference", value=f"likes {n}") for n in range(2)])
+    login("rita")
+    page.evaluate("window.samePage = true")
+    page.keyboard.press("x")
+    page.evaluate("""() => {
+      const bad = document.createElement("input");
+      Object.assign(bad, { type: "hidden", name: "selected_all", value: "1:x" });
+      document.querySelector("[data-bulk-all]").appendChild(bad);
+    }""")
+    page.click("#bulk-form button[value=approve]")
+    expect(page.locator("[data-bulk-error]")).to_have_text(
+        "That input is not valid. The selection is malformed; reload the page and try again.")
+    expect(page.locator("[data-select]:checked")).to_have_count(1)  # the ticked box stays
+    assert set(Candidate.objects.filter(pk__in=[i.pk for i in items]).values_list("status", flat=True)) == {
+        CandidateStatus.PENDING_REVIEW}
+    assert not AuditEvent.objects.filter(action__startswith="candidates.bulk").exists()
+    assert page.evaluate("window.samePage") is True
+
+    # A count the claim menu does not offer: the reason in the toast, the queue as it was.
+    page.evaluate("""() => {
+      const menu = document.querySelector("#claim-count");
+      menu.add(new Option("many", "many", true, true));
+    }""")
+    page.click("[data-claim-form] [data-claim]")
+    expect(page.locator("#toast.error")).to_have_text("Choose how many items to claim.")
+    expect(page.locator("[data-item]")).to_have_count(2)
+    assert not Candidate.objects.exclude(claimed_by="").exists()
+    assert page.evaluate("window.samePage") is True

@@ -301,6 +301,63 @@ def test_decisions_on_their_way_when_the_filter_changes_are_answered_above_the_n
     assert page.evaluate("window.samePage") is True
 
 
+def test_u_undoes_the_newest_decision_when_its_answer_lands_above_the_new_region(page, login, tenant, reviewer):
+    # Sent, then the filter changed: its line waits in "Sent before the queue changed". When
+    # its answer lands there it is the newest decision: the toast offers its Undo, and `u`
+    # takes it back even after a claim's toast has replaced that Undo (the line outlives the
+    # claim's swap of the region, with its own Undo; `u` used to find nothing to undo).
+    bobs = propose(tenant, "bob", *[candidate(field="preference", value=f"bob {i}") for i in range(2)])
+    carols = propose(tenant, "carol", *[candidate(field="preference", value=f"carol {i}") for i in range(2)])
+    login("rita")
+    page.evaluate("window.samePage = true")
+    held = Held(page, f"**/review/candidates/{bobs[0].pk}/approve")
+    page.keyboard.press("a")
+    expect(article(page, bobs[0])).to_have_attribute("data-pending", "1")
+    page.fill("#id_user_id", "carol")
+    page.click("[data-filters] button[type=submit]")
+    page.wait_for_function("() => location.search.includes('user_id=carol')")
+    late = page.locator("[data-late]")
+    expect(late.locator(f"#item-{bobs[0].pk}")).to_have_attribute("data-pending", "1")
+    expect(article(page, carols[0])).to_be_focused()
+
+    held.release()
+    expect(late.locator(f"#item-{bobs[0].pk} .badge.status-approved")).to_be_visible()
+    expect(page.locator("#toast")).to_contain_text("Approved: preference = “bob 0” is published.")
+    expect(page.locator(f'#toast form[data-undo][action$="/{bobs[0].pk}/undo"]')).to_have_count(1)
+    page.keyboard.press("c")  # carol's two: the claim's notice takes the toast
+    expect(page.locator("#toast")).to_contain_text("Claimed 2 items")
+    expect(late.locator(f"#item-{bobs[0].pk}")).to_be_visible()  # not in the claimed region: it stays
+    page.keyboard.press("u")
+    expect(page.locator("#toast")).to_contain_text("Undone: preference = “bob 0” is back to pending review.")
+    expect(late.locator(f"#item-{bobs[0].pk}")).to_have_attribute("data-open", "1")
+    assert status_of(bobs[0]) == "pending_review"
+    assert AuditEvent.objects.filter(action="candidate.decision_undone", object_id=str(bobs[0].pk)).count() == 1
+    assert [status_of(item) for item in (bobs[1], *carols)] == ["pending_review"] * 3
+    page.keyboard.press("u")  # nothing newer to take back: the undone decision is not undone twice
+    page.wait_for_timeout(300)
+    assert AuditEvent.objects.filter(action="candidate.decision_undone").count() == 1
+    assert page.evaluate("window.samePage") is True
+
+
+def test_u_pressed_before_a_late_answer_undoes_it_once_it_lands_above_the_new_region(page, login, tenant, reviewer):
+    bobs = propose(tenant, "bob", *[candidate(field="preference", value=f"bob {i}") for i in range(2)])
+    carols = propose(tenant, "carol", *[candidate(field="preference", value=f"carol {i}") for i in range(2)])
+    login("rita")
+    held = Held(page, f"**/review/candidates/{bobs[0].pk}/approve")
+    page.keyboard.press("a")
+    page.fill("#id_user_id", "carol")
+    page.click("[data-filters] button[type=submit]")
+    page.wait_for_function("() => location.search.includes('user_id=carol')")
+    late = page.locator("[data-late]")
+    expect(late.locator(f"#item-{bobs[0].pk}")).to_have_attribute("data-pending", "1")
+    page.keyboard.press("u")  # still on its way: undone as soon as it is made
+    held.release()
+    expect(page.locator("#toast")).to_contain_text("Undone: preference = “bob 0” is back to pending review.")
+    assert status_of(bobs[0]) == "pending_review"
+    assert AuditEvent.objects.filter(action="candidate.decision_undone", object_id=str(bobs[0].pk)).count() == 1
+    assert status_of(carols[0]) == "pending_review"  # the focused item was not decided instead
+
+
 def test_the_bodies_of_the_next_items_come_ahead_so_r_and_e_do_not_wait(page, login, tenant, reviewer):
     items = propose(tenant, "bob", *[candidate(field="preference", value=f"topic {i}") for i in range(6)])
     page.add_init_script(HOLD_BODIES)

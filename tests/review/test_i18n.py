@@ -4,8 +4,15 @@ import gettext
 import re
 from pathlib import Path
 
+import pytest
 from django.contrib.messages import get_messages
+from django.core.exceptions import ValidationError
 from django.urls import reverse
+from django.utils import translation
+
+from reviews.errors import InvalidInput
+from reviews.identifiers import validate_identifier
+from reviews.models import Scope
 
 from tests.review.conftest import approve_as
 
@@ -82,3 +89,41 @@ def test_the_auditor_pages_speak_chinese_too(auditor_client):
         html = auditor_client.get(url, HTTP_ACCEPT_LANGUAGE="zh-CN").content.decode()
         assert all(phrase in html for phrase in phrases), url
         assert "Export the audit trail" not in html and "Verify the stored chain" not in html
+
+
+def test_an_identifier_refusal_on_a_page_is_in_the_readers_language(auditor_client):
+    # The SPEC §1 identifier rule's refusal, beside the recall records' user filter (400).
+    for language, refusal in [
+        ("zh-CN,zh;q=0.9", "用户只能包含可打印字符（不能有控制字符）。"),
+        ("en-US", "The user must contain printable characters only (no control characters)."),
+    ]:
+        response = auditor_client.get(reverse("reviews:recalls"), {"user_id": "a\tb"}, HTTP_ACCEPT_LANGUAGE=language)
+        assert response.status_code == 400 and refusal in response.content.decode(), language
+    response = auditor_client.get(reverse("reviews:audit-download"), {"user_id": "AKIAIOSFODNN7EXAMPLE"},
+                                  HTTP_ACCEPT_LANGUAGE="zh-CN")
+    assert response.status_code == 400 and "用户不能包含凭据；未保存任何内容。" in response.content.decode()
+
+
+def test_the_portals_scope_refusals_are_in_chinese_too():
+    from reviews.forms import EntityRefField
+    from reviews.views.portal import ScopeForm
+
+    with translation.override("zh-hans"):
+        form = ScopeForm({"thread_id": "a\x00b", "entity": "project:a\tb"})
+        assert not form.is_valid()
+        assert form.errors["thread_id"] == ["对话只能包含可打印字符（不能有控制字符）。"]
+        assert form.errors["entity"] == ["实体 ID只能包含可打印字符（不能有控制字符）。"]
+        with pytest.raises(ValidationError) as refused:
+            EntityRefField().clean("flask-migration")
+        assert refused.value.messages == ["实体的写法是 类型:ID，例如 project:flask-migration。"]
+
+
+def test_the_api_answers_identifier_refusals_in_english_whatever_the_language(tenant, make_client):
+    # Its other messages (the domain's refusals) are English; an agent reads them, not a person.
+    client = make_client(tenant, [Scope.RECALL])
+    response = client.get("/api/v1/recall", {"user_id": "a\tb"}, HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9")
+    assert response.status_code == 400
+    assert "user_id must contain printable characters only (no control characters)." in response.content.decode()
+    with translation.override("zh-hans"), pytest.raises(InvalidInput) as refused:
+        validate_identifier("", name="thread_id")
+    assert refused.value.message == "thread_id must not be empty."
