@@ -237,9 +237,11 @@ def quick_decisions(context, item, label: str) -> SafeString:
         return mark_safe("")
     version = f'<input type="hidden" name="version" value="{int(c.version)}">'
     what = f"{escape(str(label))} “{escape(clip(c.value, 40))}”"
+    # Each text is translated outside the f-strings, where makemessages (xgettext) finds it.
     if item.conflict:
+        text = gettext("Take proposed")
         take = (
-            f'<button type="submit" class="ok small" data-resolution="take_new">{escape(gettext("Take proposed"))}'
+            f'<button type="submit" class="ok small" data-resolution="take_new">{escape(text)}'
             f'<span class="visually-hidden"> {what}</span> <kbd aria-hidden="true">a</kbd></button>'
         )
         first = _quick_form(
@@ -247,13 +249,15 @@ def quick_decisions(context, item, label: str) -> SafeString:
             extra_fields=f'{version}<input type="hidden" name="resolution" value="take_new">',
         )
     else:
+        text = gettext("Approve")
         approve = (
-            f'<button type="submit" class="ok small">{escape(gettext("Approve"))}'
+            f'<button type="submit" class="ok small">{escape(text)}'
             f'<span class="visually-hidden"> {what}</span> <kbd aria-hidden="true">a</kbd></button>'
         )
         first = _quick_form(context, candidate_url(c.pk, "approve"), "approve", approve, extra_fields=version)
+    text = gettext("Ask the user")
     defer = (
-        f'<button type="submit" class="secondary small">{escape(gettext("Ask the user"))}'
+        f'<button type="submit" class="secondary small">{escape(text)}'
         f'<span class="visually-hidden"> ({escape(c.subject.user_id)}, {escape(str(label))})</span>'
         f' <kbd aria-hidden="true">d</kbd></button>'
     )

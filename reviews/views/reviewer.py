@@ -238,9 +238,12 @@ def queue(request):
     context = _queue_context(request, request.GET, here=request.get_full_path())
     if request.htmx and request.GET.get("cursor"):  # "More": the next page of groups
         return render(request, "reviews/queue.html#page", context)
+    # A filter that does not validate is left out and named (beside its field, and above the
+    # results the filter form swaps in): the valid ones still apply, and the answer is a 400.
+    status = 400 if context["form"].errors else 200
     if request.htmx:  # the filter form swaps the counts and the first page
-        return render(request, "reviews/queue.html#results", context)
-    return render(request, "reviews/queue.html", context)
+        return render(request, "reviews/queue.html#results", context, status=status)
+    return render(request, "reviews/queue.html", context, status=status)
 
 
 def _queue_context(request, data: QueryDict, *, here: str) -> dict:

@@ -50,9 +50,35 @@ class TestQueuePage:
 
     def test_an_invalid_filter_is_shown_and_the_rest_apply(self, review_queue, reviewer_client):
         response = reviewer_client.get(QUEUE, {"min_confidence": "7", "conflict": "yes"})
-        assert response.status_code == 200
+        assert response.status_code == 400  # README: a bad filter is a 400 with the reason
         assert item_ids(response) == [review_queue.conflict.pk]
         assert "errorlist" in response.content.decode()
+
+    @pytest.mark.parametrize(
+        "bad",
+        [{"user_id": "bob\x00"}, {"user_id": "x" * 200}, {"sort": "random"}, {"flag": "nope"}, {"age": "forever"},
+         {"conflict": "maybe"}, {"new_entity": "perhaps"}, {"claims": "theirs"}],
+    )
+    def test_every_filter_names_its_own_error(self, review_queue, reviewer_client, bad):
+        [(name, _value)] = bad.items()
+        response = reviewer_client.get(QUEUE, bad)
+        html = response.content.decode()
+        assert response.status_code == 400
+        assert len(item_ids(response)) == 3  # left out: the queue as without it
+        field_row = re.search(rf'<div class="row[^"]*">(?:(?!<div class="row).)*name="{name}"(?:(?!<div class="row).)*', html, re.S)
+        assert field_row and "errorlist" in field_row.group(0), f"no error beside {name}"
+        assert "data-filter-errors" in html
+
+    def test_the_filter_form_swap_names_what_it_left_out(self, review_queue, reviewer_client):
+        response = reviewer_client.get(QUEUE, {"user_id": "bob\x00", "conflict": "yes"}, HTTP_HX_REQUEST="true")
+        html = response.content.decode()
+        assert response.status_code == 400
+        assert "data-filter-errors" in html and "<html" not in html
+        assert item_ids(response) == [review_queue.conflict.pk]
+
+    def test_what_was_left_out_is_said_in_the_readers_language(self, review_queue, reviewer_client):
+        html = reviewer_client.get(QUEUE, {"sort": "random"}, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+        assert "以下筛选条件无效，未被应用" in html
 
     def test_a_broken_cursor_falls_back_to_the_first_page(self, review_queue, reviewer_client):
         response = reviewer_client.get(QUEUE, {"cursor": "garbage!"})
