@@ -15,7 +15,8 @@ from django.core.validators import ProhibitNullCharactersValidator
 from django.utils.translation import gettext_lazy
 
 from .identifiers import MAX_IDENTIFIER_LENGTH, identifier_problem, page_refusal
-from .services.candidates import BULK_DECISIONS, MAX_BULK_ITEMS
+from .models import BulkDecision
+from .services.candidates import MAX_BULK_ITEMS
 from .services.claims import MAX_CLAIM
 
 
@@ -129,7 +130,7 @@ class BulkDecisionForm(forms.Form):
     selected = SelectionField(max_items=MAX_BULK_ITEMS, required=False)
     selected_all = SelectionField(max_items=MAX_BULK_ITEMS, required=False)
     decision = forms.ChoiceField(
-        choices=[(decision, decision) for decision in BULK_DECISIONS],
+        choices=BulkDecision.choices,
         error_messages={
             "required": gettext_lazy("Choose approve or reject."),
             "invalid_choice": gettext_lazy("Choose approve or reject."),

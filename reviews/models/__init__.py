@@ -3,6 +3,7 @@ from .choices import (
     OPEN_CANDIDATE_STATUSES,
     ActorKind,
     AuditAction,
+    BulkDecision,
     CandidateFlag,
     CandidateStatus,
     Cardinality,

@@ -138,6 +138,13 @@ class DeletionStatus(models.TextChoices):
     DONE = "done", _("done")
 
 
+class BulkDecision(models.TextChoices):
+    """What a bulk decision does to every item of a selection (the queue's bulk bar)."""
+
+    APPROVE = "approve"
+    REJECT = "reject"
+
+
 class ActorKind(models.TextChoices):
     """Who acted (SPEC §6); an actor is a kind and, for most kinds, an id (``reviews.actors.Actor``)."""
 
@@ -218,7 +225,7 @@ class AuditAction(models.TextChoices):
         return cls(f"policy.{status}")
 
     @classmethod
-    def bulk_decision(cls, decision: str) -> "AuditAction":
+    def bulk_decision(cls, decision: "BulkDecision") -> "AuditAction":
         """The summary event of a bulk decision (``approve`` or ``reject``)."""
         return cls(f"candidates.bulk_{decision}")
 

@@ -19,6 +19,7 @@ from ..models import (
     OPEN_CANDIDATE_STATUSES,
     ActorKind,
     AuditAction,
+    BulkDecision,
     Candidate,
     DecisionUndo,
     CandidateFlag,
@@ -594,7 +595,6 @@ def candidate_settle_conflict(
 
 # --- Bulk decisions by reviewers --------------------------------------------------------------
 
-BULK_DECISIONS = ("approve", "reject")
 # What "select all in this filter" may take at once (one transaction, each item in a savepoint).
 MAX_BULK_ITEMS = 500
 
@@ -611,13 +611,13 @@ class BulkOutcome:
 def check_bulk_decision(*, items: list, decision: str, actor: Actor, note: str = "") -> None:
     """What refuses a bulk decision as a whole, before any item is touched (InvalidInput);
     the pages call it before asking the reviewer to confirm a large selection."""
-    if decision not in BULK_DECISIONS:
-        raise InvalidInput("Unknown bulk decision.", details={"decision": list(BULK_DECISIONS)})
+    if decision not in BulkDecision.values:
+        raise InvalidInput("Unknown bulk decision.", details={"decision": list(BulkDecision.values)})
     if not items:
         raise InvalidInput("Select at least one item.", details={"items": "empty"})
     if len(items) > MAX_BULK_ITEMS:
         raise InvalidInput(f"Select at most {MAX_BULK_ITEMS} items.", details={"items": "too_many"})
-    if decision == "reject" and actor.is_reviewer and not note.strip():
+    if decision == BulkDecision.REJECT and actor.is_reviewer and not note.strip():
         raise InvalidInput("A reason is required to reject.", details={"reason": "required"})
 
 
@@ -641,7 +641,7 @@ def candidates_bulk_decide(
     lock_subjects(subject_of.values())
     outcome = BulkOutcome()
     for candidate_id in sorted(versions, key=lambda pk: (subject_of.get(pk, 0), pk)):
-        decide = candidate_approve if decision == "approve" else candidate_reject
+        decide = candidate_approve if decision == BulkDecision.APPROVE else candidate_reject
         try:
             # Each service is atomic: nested here, it runs in its own savepoint.
             decide(tenant=tenant, candidate_id=candidate_id, version=versions[candidate_id], actor=actor, note=note)

@@ -29,6 +29,7 @@ from ..actors import Actor
 from ..errors import DomainError, InvalidInput, InvalidTransition, NotFound, StaleVersion
 from ..models import (
     OPEN_CANDIDATE_STATUSES,
+    BulkDecision,
     Candidate,
     CandidateStatus,
     Entity,
@@ -726,7 +727,7 @@ def bulk_select(request):
 def bulk_notices(decision: str, outcome) -> tuple[str, list[tuple[str, str]]]:
     """What a bulk decision did: a summary, and one line per item it left alone."""
     if outcome.decided:
-        done = ngettext("Approved %(count)d item.", "Approved %(count)d items.", len(outcome.decided)) if decision == "approve" \
+        done = ngettext("Approved %(count)d item.", "Approved %(count)d items.", len(outcome.decided)) if decision == BulkDecision.APPROVE \
             else ngettext("Rejected %(count)d item.", "Rejected %(count)d items.", len(outcome.decided))
         summary = done % {"count": len(outcome.decided)}
     else:
