@@ -18,6 +18,22 @@ def three(tenant):
     return propose(tenant, "bob", *[candidate(field="preference", value=f"topic {i}") for i in range(3)])
 
 
+@pytest.fixture
+def bob_and_carol(tenant):
+    """Two open items each of bob's (first in the queue) and carol's (a filter to switch to)."""
+    return (
+        propose(tenant, "bob", *[candidate(field="preference", value=f"bob {i}") for i in range(2)]),
+        propose(tenant, "carol", *[candidate(field="preference", value=f"carol {i}") for i in range(2)]),
+    )
+
+
+def filter_by_user(page, user_id):
+    """The filter form, sent by htmx: only the user's items, the address updated."""
+    page.fill("#id_user_id", user_id)
+    page.click("[data-filters] button[type=submit]")
+    page.wait_for_function(f"() => location.search.includes('user_id={user_id}')")
+
+
 class Held:
     """Requests to a decision URL held back until release(): the answer is slow."""
 
@@ -157,9 +173,7 @@ def test_claiming_after_a_filter_change_claims_from_the_filtered_set(page, login
     login("rita")
     page.evaluate("window.samePage = true")
     expect(page.locator("[data-item]")).to_have_count(6)
-    page.fill("#id_user_id", "carol")
-    page.click("[data-filters] button[type=submit]")
-    page.wait_for_function("() => location.search.includes('user_id=carol')")
+    filter_by_user(page, "carol")
     expect(page.locator("[data-item]")).to_have_count(3)
     page.select_option("#claim-count", "5")
     page.keyboard.press("Escape")
@@ -265,9 +279,8 @@ def test_decisions_on_their_way_when_c_claims_are_answered_on_the_new_regions_li
     assert page.evaluate("window.samePage") is True
 
 
-def test_decisions_on_their_way_when_the_filter_changes_are_answered_above_the_new_region(page, login, tenant, reviewer):
-    bobs = propose(tenant, "bob", *[candidate(field="preference", value=f"bob {i}") for i in range(2)])
-    carols = propose(tenant, "carol", *[candidate(field="preference", value=f"carol {i}") for i in range(2)])
+def test_decisions_on_their_way_when_the_filter_changes_are_answered_above_the_new_region(page, login, bob_and_carol, reviewer):
+    bobs, carols = bob_and_carol
     login("rita")
     page.evaluate("window.samePage = true")
     approved = Held(page, f"**/review/candidates/{bobs[0].pk}/approve")
@@ -277,9 +290,7 @@ def test_decisions_on_their_way_when_the_filter_changes_are_answered_above_the_n
     expect(page.locator("[data-item][data-pending]")).to_have_count(2)
     late = page.locator("[data-late]")
     expect(late).to_be_hidden()
-    page.fill("#id_user_id", "carol")
-    page.click("[data-filters] button[type=submit]")
-    page.wait_for_function("() => location.search.includes('user_id=carol')")
+    filter_by_user(page, "carol")
     expect(page.locator("#results [data-item]")).to_have_count(2)  # carol's: bob's lines are not in it
     expect(late).to_be_visible()
     expect(late.locator(f"#item-{bobs[0].pk}")).to_have_attribute("data-pending", "1")
@@ -301,21 +312,18 @@ def test_decisions_on_their_way_when_the_filter_changes_are_answered_above_the_n
     assert page.evaluate("window.samePage") is True
 
 
-def test_u_undoes_the_newest_decision_when_its_answer_lands_above_the_new_region(page, login, tenant, reviewer):
+def test_u_undoes_the_newest_decision_when_its_answer_lands_above_the_new_region(page, login, bob_and_carol, reviewer):
     # Sent, then the filter changed: its line waits in "Sent before the queue changed". When
     # its answer lands there it is the newest decision: the toast offers its Undo, and `u`
     # takes it back even after a claim's toast has replaced that Undo (the line outlives the
     # claim's swap of the region, with its own Undo; `u` used to find nothing to undo).
-    bobs = propose(tenant, "bob", *[candidate(field="preference", value=f"bob {i}") for i in range(2)])
-    carols = propose(tenant, "carol", *[candidate(field="preference", value=f"carol {i}") for i in range(2)])
+    bobs, carols = bob_and_carol
     login("rita")
     page.evaluate("window.samePage = true")
     held = Held(page, f"**/review/candidates/{bobs[0].pk}/approve")
     page.keyboard.press("a")
     expect(article(page, bobs[0])).to_have_attribute("data-pending", "1")
-    page.fill("#id_user_id", "carol")
-    page.click("[data-filters] button[type=submit]")
-    page.wait_for_function("() => location.search.includes('user_id=carol')")
+    filter_by_user(page, "carol")
     late = page.locator("[data-late]")
     expect(late.locator(f"#item-{bobs[0].pk}")).to_have_attribute("data-pending", "1")
     expect(article(page, carols[0])).to_be_focused()
@@ -339,15 +347,12 @@ def test_u_undoes_the_newest_decision_when_its_answer_lands_above_the_new_region
     assert page.evaluate("window.samePage") is True
 
 
-def test_u_pressed_before_a_late_answer_undoes_it_once_it_lands_above_the_new_region(page, login, tenant, reviewer):
-    bobs = propose(tenant, "bob", *[candidate(field="preference", value=f"bob {i}") for i in range(2)])
-    carols = propose(tenant, "carol", *[candidate(field="preference", value=f"carol {i}") for i in range(2)])
+def test_u_pressed_before_a_late_answer_undoes_it_once_it_lands_above_the_new_region(page, login, bob_and_carol, reviewer):
+    bobs, carols = bob_and_carol
     login("rita")
     held = Held(page, f"**/review/candidates/{bobs[0].pk}/approve")
     page.keyboard.press("a")
-    page.fill("#id_user_id", "carol")
-    page.click("[data-filters] button[type=submit]")
-    page.wait_for_function("() => location.search.includes('user_id=carol')")
+    filter_by_user(page, "carol")
     late = page.locator("[data-late]")
     expect(late.locator(f"#item-{bobs[0].pk}")).to_have_attribute("data-pending", "1")
     page.keyboard.press("u")  # still on its way: undone as soon as it is made
