@@ -219,10 +219,19 @@ def line_badges(context, item) -> SafeString:
     return mark_safe("".join(f"\n        {badge}" for badge in badges))
 
 
-def _quick_form(context, url: str, action: str, button: str, *, extra_fields: str = "") -> str:
+def _quick_form(context, url: str, action: str, button: str, *, extra_fields: str) -> str:
     return (
         f'\n    <form method="post" action="{url}" hx-post="{url}" hx-target="closest .item" hx-swap="outerHTML"'
         f' data-action="{action}">{context["decision_hidden"]}{extra_fields}\n      {button}\n    </form>'
+    )
+
+
+def _quick_button(css: str, text: str, spoken: str, key: str, extra: str = "") -> str:
+    """A decision's button: its text, what a screen reader hears after it (``spoken``,
+    already escaped) and its key."""
+    return (
+        f'<button type="submit" class="{css}"{extra}>{escape(text)}<span class="visually-hidden"> {spoken}</span>'
+        f' <kbd aria-hidden="true">{key}</kbd></button>'
     )
 
 
@@ -240,25 +249,17 @@ def quick_decisions(context, item, label: str) -> SafeString:
     # Each text is translated outside the f-strings, where makemessages (xgettext) finds it.
     if item.conflict:
         text = gettext("Take proposed")
-        take = (
-            f'<button type="submit" class="ok small" data-resolution="take_new">{escape(text)}'
-            f'<span class="visually-hidden"> {what}</span> <kbd aria-hidden="true">a</kbd></button>'
-        )
         first = _quick_form(
-            context, candidate_url(c.pk, "settle"), "take-new", take,
+            context, candidate_url(c.pk, "settle"), "take-new",
+            _quick_button("ok small", text, what, "a", ' data-resolution="take_new"'),
             extra_fields=f'{version}<input type="hidden" name="resolution" value="take_new">',
         )
     else:
         text = gettext("Approve")
-        approve = (
-            f'<button type="submit" class="ok small">{escape(text)}'
-            f'<span class="visually-hidden"> {what}</span> <kbd aria-hidden="true">a</kbd></button>'
+        first = _quick_form(
+            context, candidate_url(c.pk, "approve"), "approve", _quick_button("ok small", text, what, "a"),
+            extra_fields=version,
         )
-        first = _quick_form(context, candidate_url(c.pk, "approve"), "approve", approve, extra_fields=version)
     text = gettext("Ask the user")
-    defer = (
-        f'<button type="submit" class="secondary small">{escape(text)}'
-        f'<span class="visually-hidden"> ({escape(c.subject.user_id)}, {escape(str(label))})</span>'
-        f' <kbd aria-hidden="true">d</kbd></button>'
-    )
+    defer = _quick_button("secondary small", text, f"({escape(c.subject.user_id)}, {escape(str(label))})", "d")
     return mark_safe(first + _quick_form(context, candidate_url(c.pk, "defer"), "defer", defer, extra_fields=version))
