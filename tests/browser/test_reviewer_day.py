@@ -111,6 +111,20 @@ def test_search_and_the_help_overlay(page, login, tenant, review_queue, reviewer
     expect(dialog).to_be_hidden()
 
 
+def test_a_filter_left_out_is_named_above_the_results_the_rest_applied(page, login, tenant, review_queue, reviewer):
+    # The filter form's htmx swap of a 400: reviewer.js lets it in, so the reviewer sees why.
+    propose(tenant, "bob", candidate(field="preference", value="green tea"))
+    login("rita")
+    page.evaluate("document.querySelector('#id_user_id').value = 'bob\\u0007'")  # a control character
+    page.fill("[data-search]", "green")
+    page.click("[data-filters] button[type=submit]")
+    errors = page.locator("#results [data-filter-errors]")
+    expect(errors).to_be_visible()
+    expect(errors).to_contain_text("User:")
+    expect(page.locator("#results [data-item]")).to_have_count(1)  # the search still applied
+    assert page.evaluate("document.querySelectorAll('#results [data-item] [data-value]')[0].textContent") == "green tea"
+
+
 def test_ctrl_enter_saves_an_edit_and_enter_sends_a_reason(page, login, review_queue, reviewer):
     login("rita")
     page.keyboard.press("e")
