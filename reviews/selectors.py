@@ -627,12 +627,12 @@ def review_queue_items(
     history of a contested fact, and whether the viewer may still undo their decision.
 
     ``lazy_bodies``: for a list whose items fetch their body when opened (the queue page's
-    ``lazy_bodies``, views.reviewer.candidate_body), where only a contested item shows its
-    body at once. The current facts, shown only in a body, are then read for those alone."""
+    ``lazy_bodies``, views.reviewer.candidate_body): what only a body shows, the current
+    facts and a contested fact's history, is not read."""
     if not candidates:
         return []
     now = now or timezone.now()
-    contested_facts = {
+    contested_facts = set() if lazy_bodies else {
         c.conflict_fact_id for c in candidates if CandidateFlag.CONTESTED in (c.flags or []) and c.conflict_fact_id
     }
     history: dict[int, list[FactVersion]] = {}
@@ -652,15 +652,12 @@ def review_queue_items(
     schema = TenantSchema.load(tenant)
     conversations = _conversations(tenant, candidates)
     facts_by_entity: dict[int, list[Fact]] = {}
-    entity_ids = {
-        c.entity_id
-        for c in candidates
-        if c.entity_id and (not lazy_bodies or CandidateFlag.CONTESTED in (c.flags or []))
-    }
-    for fact in Fact.objects.filter(tenant=tenant, entity_id__in=entity_ids, status=FactStatus.ACTIVE).order_by(
-        "field", "-updated_at"
-    ):
-        facts_by_entity.setdefault(fact.entity_id, []).append(fact)
+    entity_ids = set() if lazy_bodies else {c.entity_id for c in candidates if c.entity_id}
+    if entity_ids:
+        for fact in Fact.objects.filter(tenant=tenant, entity_id__in=entity_ids, status=FactStatus.ACTIVE).order_by(
+            "field", "-updated_at"
+        ):
+            facts_by_entity.setdefault(fact.entity_id, []).append(fact)
     live_claims = {c.pk for c in candidates if c.claimed_by and c.claim_expires_at and c.claim_expires_at > now}
     names = actor_names({c.decided_by for c in candidates} | {c.claimed_by for c in candidates if c.pk in live_claims})
     items = []

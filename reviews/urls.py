@@ -14,6 +14,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(next_page="reviews:home"), name="logout"),
     path("me/", include("reviews.portal_urls")),
     path("review/", reviewer.queue, name="queue"),
+    path("review/counts", reviewer.queue_counts, name="queue-counts"),
     path("review/bulk", reviewer.bulk, name="bulk-decide"),
     path("review/bulk/select", reviewer.bulk_select, name="bulk-select"),
     path("review/claim", reviewer.claim, name="claim"),

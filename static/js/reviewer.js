@@ -484,12 +484,24 @@
   document.body.addEventListener("htmx:beforeSwap", function (event) {
     var detail = event.detail || {};
     var sender = detail.requestConfig && detail.requestConfig.elt;
-    var form = sender && sender.matches && sender.matches("[data-claim-form], [data-bulk-form], [data-filters]");
+    var form = sender && sender.matches && sender.matches("[data-claim-form], [data-bulk-form], [data-filters], [data-counts]");
     if ((decisionOf(detail) || form) && detail.xhr && (detail.xhr.status === 409 || detail.xhr.status === 400)) {
       detail.shouldSwap = true;
       detail.isError = false;
     }
   });
+
+  // The headline counts, asked for once the page is shown: when they cannot be had (a 500, no
+  // network), the placeholder says so instead of "Counting…" for ever.
+  function countsFailed(event) {
+    var asker = event.detail && event.detail.elt;
+    if (!asker || !asker.matches || !asker.matches("[data-counts-pending]")) return;
+    asker.removeAttribute("aria-busy");
+    var status = asker.querySelector("[data-counts-status]");
+    if (status) status.textContent = asker.getAttribute("data-failed-text") || "";
+  }
+  document.body.addEventListener("htmx:responseError", countsFailed);
+  document.body.addEventListener("htmx:sendError", countsFailed);
 
   // A claim or a filter change replaces the queue region while decisions may still be on their
   // way. Their lines must outlive the swap: the answer is swapped into the element it was sent

@@ -189,3 +189,39 @@ def test_on_a_phone_the_filters_fold_away_above_the_queue(browser, live_server, 
         expect(page.locator("[data-filters-fold]")).to_have_attribute("open", "")
     finally:
         context.close()
+
+
+def test_the_headline_follows_the_page_and_says_so_when_it_cannot_be_read(page, login, review_queue, reviewer):
+    login("rita")
+    page.goto("/review/")
+    expect(page.locator("[data-count=waiting]")).to_have_text("3")  # asked for once the page was shown
+    expect(page.locator("[data-counts-pending]")).to_have_count(0)
+    page.route("**/review/counts*", lambda route: route.fulfill(status=500, body="boom"))
+    page.goto("/review/?field=location")
+    expect(page.locator("[data-item]")).to_have_count(1)  # the items do not wait for the counts
+    expect(page.locator("[data-counts-status]")).to_have_text(
+        "The counts could not be read; reload the page to try again.")
+    expect(page.locator("#counts")).not_to_have_attribute("aria-busy", "true")
+
+
+def test_a_contested_item_says_the_subjects_word_on_its_line_and_its_history_when_opened(page, login, screenshot, tenant,
+                                                                                       reviewer):
+    from reviews.actors import Actor
+    from reviews.services.portal import fact_contest
+
+    [role] = propose(tenant, "bob", candidate(field="role", value="chef", confidence=0.9))
+    approve_as(reviewer, role)
+    fact_contest(tenant=tenant, user_id="bob", fact_id=Candidate.objects.get(pk=role.pk).fact_id,
+                 actor=Actor.subject("bob"), note="I don't cook any more <b>at all</b>")
+    login("rita")
+    page.goto("/review/?flag=contested")
+    note = page.locator("[data-subject-note-line]")
+    expect(note).to_have_text("bob says: “I don't cook any more <b>at all</b>”")  # escaped: shown as typed
+    for width in (1366, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        expect(note).to_be_visible()
+        screenshot(page, f"queue-contested-line-{width}")
+    page.set_viewport_size({"width": 1366, "height": 900})
+    page.locator("[data-item] summary.line").first.click()
+    expect(page.locator("[data-history]")).to_contain_text("chef")
+    expect(note).to_be_hidden()  # the open body has the note whole

@@ -101,6 +101,23 @@ def signed_in(user, **kwargs) -> Client:
     return client
 
 
+# The queue page's headline placeholder: the address it asks for its counts once shown.
+_COUNTS_ASKED = re.compile(r'<p class="counts" id="counts" data-counts data-counts-pending hx-get="([^"]+)" hx-trigger="load"')
+
+
+def page_with_counts(client: Client, path: str, query: dict | None = None) -> str:
+    """A queue page as the browser ends up showing it: the page, then its headline asked for
+    as htmx asks for it (the placeholder's own address), put in the placeholder's place."""
+    html = client.get(path, query or {}).content.decode()
+    match = _COUNTS_ASKED.search(html)
+    assert match, "the page has no deferred headline"
+    answer = client.get(match.group(1).replace("&amp;", "&"), headers={"HX-Request": "true"})
+    assert answer.status_code == 200, answer.status_code
+    start = match.start()
+    end = html.index("</p>", start) + len("</p>")
+    return html[:start] + answer.content.decode() + html[end:]
+
+
 @pytest.fixture
 def reviewer_client(reviewer):
     return signed_in(reviewer)

@@ -11,7 +11,7 @@ from tests.conftest import PASSWORD
 from tests.conftest import candidate
 from tests.review.conftest import propose
 
-PAGES = ["queue", "stats", "candidate", "candidate-body", "entity"]
+PAGES = ["queue", "queue-counts", "stats", "candidate", "candidate-body", "entity"]
 ACTIONS = ["candidate-approve", "candidate-reject", "candidate-defer", "candidate-settle", "bulk-decide", "entity-merge"]
 
 
@@ -92,6 +92,8 @@ class TestOtherTenant:
         assert 'id="item-' not in queue and "Berlin" not in queue
         stats = outsider_web_client.get(reverse("reviews:stats")).content.decode()
         assert 'data-kpi="waiting">0<' in stats and "rules" not in stats
+        counts = outsider_web_client.get(reverse("reviews:queue-counts"), {"status": "all"}).content.decode()
+        assert 'data-count="waiting">0<' in counts and 'data-count="in_filter">0<' in counts
 
     def test_merging_into_another_tenants_entity_is_404(self, other_tenant, review_queue, reviewer_client):
         [theirs] = propose(other_tenant, "zed", candidate(entity_type="organization", entity_id="x", field="industry",

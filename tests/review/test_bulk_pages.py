@@ -11,7 +11,7 @@ from reviews.selectors import QueueCounts, QueueFilters
 from reviews.services.claims import candidates_claim
 from reviews.views.reviewer import BULK_CONFIRM_ABOVE, select_all_label
 from tests.conftest import candidate
-from tests.review.conftest import approve_as, propose
+from tests.review.conftest import approve_as, page_with_counts, propose
 
 HTMX = {"HTTP_HX_REQUEST": "true", "HTTP_HX_CURRENT_URL": "http://testserver/review/?field=preference"}
 SELECT_ALL = reverse("reviews:bulk-select")
@@ -62,7 +62,7 @@ class TestSelectAll:
 
     def test_the_queue_offers_it_with_the_count(self, tenant, reviewer_client):
         preferences(tenant, 3)
-        html = reviewer_client.get("/review/", {"field": "preference"}).content.decode()
+        html = page_with_counts(reviewer_client, "/review/", {"field": "preference"})
         link = re.search(r'<a href="/review/bulk/select\?field=preference"[^>]*data-select-all>([^<]+)</a>', html)
         assert link and link.group(1) == "Select all 3 in this filter"
 

@@ -1,8 +1,10 @@
 """The queue's search, sort, flag filter and headline counts (SPEC §4), in the selectors,
 the page and the API; every one stays inside its tenant."""
+import re
 from datetime import timedelta
 
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 
 from reviews.actors import Actor
@@ -18,7 +20,7 @@ from reviews.selectors import (
 )
 from reviews.services.portal import fact_contest
 from tests.conftest import candidate
-from tests.review.conftest import approve_as, propose, signed_in
+from tests.review.conftest import approve_as, page_with_counts, propose, signed_in
 
 LIST = "/api/v1/review/candidates"
 
@@ -124,7 +126,7 @@ class TestFlagsAndCounts:
         assert counts.waiting == counts.in_filter == QUEUE_COUNT_CAP + 1 and counts.capped("waiting")
         assert review_queue_counts(tenant=tenant, filters=QueueFilters(q="Kyoto"), viewer=viewer).in_filter == 1
         assert review_queue_counts(tenant=tenant, filters=QueueFilters(claims="mine")).in_filter == 0
-        html = reviewer_client.get("/review/").content.decode()
+        html = page_with_counts(reviewer_client, "/review/")
         assert f'data-count="waiting">{QUEUE_COUNT_CAP:,}+<' in html and f'data-count="in_filter">{QUEUE_COUNT_CAP:,}+<' in html
         assert f'data-kpi="waiting">{QUEUE_COUNT_CAP:,}+<' in reviewer_client.get("/review/stats/").content.decode()
 
@@ -135,24 +137,34 @@ class TestFlagsAndCounts:
 
 
 class TestPage:
-    def test_it_shows_counts_the_contested_note_and_history(self, tenant, mixed, reviewer):
-        html = signed_in(reviewer).get("/review/", {"sort": "priority"}).content.decode()
+    def test_it_shows_counts_and_the_contested_note_on_its_line(self, tenant, mixed, reviewer):
+        html = page_with_counts(signed_in(reviewer), "/review/", {"sort": "priority"})
         assert "data-counts" in html and 'data-count="contested">1<' in html
-        assert "I don’t cook any more" in html or "I don&#x27;t cook any more" in html
-        assert "data-history" in html and "chef" in html
+        contested = mixed["contested"]
+        line = html.split(f'id="item-{contested.pk}"')[1].split("</article>")[0]
+        assert re.search(r'data-subject-note-line>user-1 says: “<span class="text">I don(’|&#x27;)t cook any more</span>”', line)
+        # The history is the body's, fetched when the item is opened (or ahead of the focus).
+        assert "data-history" not in html
+        assert f'hx-get="{reverse("reviews:candidate-body", args=[contested.pk])}?version=' in line
 
-    def test_a_list_with_lazy_bodies_reads_current_facts_only_for_bodies_it_shows(self, tenant, mixed, reviewer):
-        """The queue page shows a body at once only for contested items (the others fetch
-        theirs when opened): their current facts are read, the others' are not."""
+    def test_the_contested_items_body_has_the_note_and_the_facts_history(self, tenant, mixed, reviewer):
+        contested = mixed["contested"]
+        body = signed_in(reviewer).get(reverse("reviews:candidate-body", args=[contested.pk]),
+                                       headers={"HX-Request": "true"}).content.decode()
+        assert "data-subject-note" in body and "data-history" in body and "chef" in body
+
+    def test_a_list_with_lazy_bodies_reads_neither_current_facts_nor_history(self, tenant, mixed, reviewer):
+        """The queue page shows no body at once (each is fetched when opened): what only a
+        body shows, the current facts and a contested fact's history, is not read for it."""
         [language] = propose(tenant, "user-1", candidate(field="language", value="Norwegian", confidence=0.9))
         approve_as(reviewer, language)
         rows = [mixed["contested"], mixed["conflict"]]
         full = review_queue_items(tenant=tenant, candidates=rows)
         lazy = review_queue_items(tenant=tenant, candidates=rows, lazy_bodies=True)
         assert [f.value for f in full[1].current_facts] == ["Kyoto"]
-        assert [f.value for f in lazy[0].current_facts] == [f.value for f in full[0].current_facts] == ["Norwegian"]
-        assert lazy[1].current_facts == []
-        assert lazy[1].conflict == full[1].conflict  # the line's conflict badge still has its value
+        assert [f.value for f in full[0].current_facts] == ["Norwegian"] and [v.value for v in full[0].history][-1] == "chef"
+        assert lazy[0].current_facts == lazy[1].current_facts == [] and lazy[0].history == []
+        assert lazy[0].is_contested and lazy[1].conflict == full[1].conflict  # the line's badges still have theirs
 
     def test_search_in_the_page(self, tenant, mixed, reviewer):
         html = signed_in(reviewer).get("/review/", {"q": "lagos"}).content.decode()

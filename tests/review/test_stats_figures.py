@@ -22,7 +22,7 @@ from reviews.services.claims import candidates_claim
 from reviews.services.portal import fact_contest
 from reviews.views.stats import stats_numbers
 from tests.conftest import PASSWORD, candidate
-from tests.review.conftest import approve_as, propose, signed_in
+from tests.review.conftest import approve_as, page_with_counts, propose, signed_in
 
 # Mid-afternoon UTC (the tests' TIME_ZONE), so a few hours back stay on the same day.
 NOW = datetime(2026, 11, 20, 15, 0, tzinfo=dt_timezone.utc)
@@ -166,7 +166,7 @@ def busy_queue(tenant, other_tenant, reviewer, second_reviewer, outsider):
 
 class TestWaitingAgreesWithTheQueue:
     def test_the_stats_count_is_the_queues_headline(self, tenant, busy_queue, reviewer_client):
-        queue = reviewer_client.get(QUEUE).content.decode()
+        queue = page_with_counts(reviewer_client, QUEUE)
         stats = reviewer_client.get(STATS).content.decode()
         [in_queue] = re.findall(r'data-count="waiting">([^<]+)<', queue)
         [on_stats] = re.findall(r'data-kpi="waiting">([^<]+)<', stats)
