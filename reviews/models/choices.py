@@ -138,6 +138,19 @@ class DeletionStatus(models.TextChoices):
     DONE = "done", _("done")
 
 
+class ReviewDecision(models.TextChoices):
+    """What a person decides on one candidate in the queue (SPEC §4): approve (with a changed
+    value, an edit), reject, ask the subject (defer) or settle a conflict. A decision's undo
+    row (DecisionUndo.action) records the transition it made: approve, reject or defer (an
+    edit and a settlement are approvals or rejections there)."""
+
+    APPROVE = "approve"
+    EDIT = "edit"
+    REJECT = "reject"
+    DEFER = "defer"
+    SETTLE = "settle"
+
+
 class BulkDecision(models.TextChoices):
     """What a bulk decision does to every item of a selection (the queue's bulk bar)."""
 

@@ -11,6 +11,7 @@ from .choices import (
     FactStatus,
     Kind,
     MemoryScope,
+    ReviewDecision,
     Sensitivity,
     Source,
 )
@@ -312,7 +313,12 @@ class DecisionUndo(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="+")
     actor = models.CharField(max_length=160)
-    action = models.CharField(max_length=40)
+    # The transition the decision made: an edit is an approval here, and a settlement an
+    # approval or a rejection.
+    action = models.CharField(
+        max_length=40,
+        choices=[(d.value, d.label) for d in (ReviewDecision.APPROVE, ReviewDecision.REJECT, ReviewDecision.DEFER)],
+    )
     # The candidate's version the decision left: anything else moved it since.
     candidate_version = models.PositiveIntegerField()
     fact_id = models.BigIntegerField(null=True, blank=True)

@@ -31,6 +31,7 @@ from ..models import (
     MemoryScope,
     Message,
     Reason,
+    ReviewDecision,
     Source,
     Subject,
     SuppressedValue,
@@ -480,7 +481,7 @@ def candidate_approve(
     )
     Candidate.objects.filter(pk=candidate.pk).update(fact=fact)
     candidate.fact = fact
-    _keep_for_undo(candidate, snapshot, subject=subject, actor=actor, action="approve", fact=fact)
+    _keep_for_undo(candidate, snapshot, subject=subject, actor=actor, action=ReviewDecision.APPROVE, fact=fact)
     audit.record_many(tenant.pk, events)
     return candidate
 
@@ -517,7 +518,7 @@ def candidate_reject(
         suppress_value(subject=subject, entity_id=candidate.entity_id, field=candidate.field, value=candidate.value)
     # A contested fact is not published: closing the contest changes no projection.
     events += contests_closed(candidates=[candidate], subject=subject, actor=actor, reason=reason)
-    _keep_for_undo(candidate, snapshot, subject=subject, actor=actor, action="reject")
+    _keep_for_undo(candidate, snapshot, subject=subject, actor=actor, action=ReviewDecision.REJECT)
     audit.record_many(tenant.pk, events)
     return candidate
 
@@ -537,7 +538,7 @@ def candidate_defer(*, tenant: Tenant, candidate_id: int, version: int, actor: A
         note=note,
         now=timezone.now(),
     )
-    _keep_for_undo(candidate, snapshot, subject=subject, actor=actor, action="defer")
+    _keep_for_undo(candidate, snapshot, subject=subject, actor=actor, action=ReviewDecision.DEFER)
     audit.record(tenant.pk, event)
     return candidate
 
@@ -751,7 +752,8 @@ def _state_before_decision(candidate: Candidate, subject: Subject) -> dict:
 
 
 def _keep_for_undo(
-    candidate: Candidate, snapshot: dict, *, subject: Subject, actor: Actor, action: str, fact: Fact | None = None
+    candidate: Candidate, snapshot: dict, *, subject: Subject, actor: Actor, action: ReviewDecision,
+    fact: Fact | None = None
 ) -> None:
     """Keep what the decision found, and the (status, version) of each fact it changed as it
     left them: an undo restores only those, and only while nothing else moved them."""
@@ -882,7 +884,7 @@ def candidate_undo(*, tenant: Tenant, candidate_id: int, actor: Actor) -> Candid
         actor=actor,
         by_candidate=candidate.pk,
     )
-    if undo.action == "reject" and not before["suppressed"] and candidate.entity_id is not None:
+    if undo.action == ReviewDecision.REJECT and not before["suppressed"] and candidate.entity_id is not None:
         SuppressedValue.objects.filter(
             subject=subject, entity_id=candidate.entity_id, field=candidate.field, value_digest=value_digest(candidate.value)
         ).delete()

@@ -36,6 +36,8 @@ from ..models import (
     Fact,
     FactStatus,
     FieldDefinition,
+    Reason,
+    ReviewDecision,
     Sensitivity,
 )
 from ..forms import BulkDecisionForm, ClaimForm, IdentifierField, UndoBulkForm
@@ -423,28 +425,31 @@ class DecisionForm(forms.Form):
 
 
 DONE_MESSAGES = {
-    "approve": gettext_lazy("Approved: %(field)s = “%(value)s” is published."),
-    "edit": gettext_lazy("Edited and approved: %(field)s = “%(value)s” is published."),
-    "reject": gettext_lazy("Rejected: %(field)s = “%(value)s”."),
-    "defer": gettext_lazy("Sent to %(user)s to confirm: %(field)s = “%(value)s”. It waits for them now."),
-    "settle_" + Resolution.KEEP_OLD: gettext_lazy(
+    ReviewDecision.APPROVE: gettext_lazy("Approved: %(field)s = “%(value)s” is published."),
+    ReviewDecision.EDIT: gettext_lazy("Edited and approved: %(field)s = “%(value)s” is published."),
+    ReviewDecision.REJECT: gettext_lazy("Rejected: %(field)s = “%(value)s”."),
+    ReviewDecision.DEFER: gettext_lazy("Sent to %(user)s to confirm: %(field)s = “%(value)s”. It waits for them now."),
+}
+# A settlement says which outcome it chose, naming the value that is published now.
+SETTLED_MESSAGES = {
+    Resolution.KEEP_OLD: gettext_lazy(
         "Kept the current value: %(field)s = “%(published)s” stays published; “%(value)s” was rejected."
     ),
-    "settle_" + Resolution.TAKE_NEW: gettext_lazy("Took the proposed value: %(field)s = “%(published)s” is published."),
-    "settle_" + Resolution.EDIT: gettext_lazy("Published the merged value: %(field)s = “%(published)s”."),
-    "settle_" + Resolution.KEEP_BOTH: gettext_lazy(
-        "Kept both: %(field)s = “%(published)s” and “%(current)s” are published."
-    ),
+    Resolution.TAKE_NEW: gettext_lazy("Took the proposed value: %(field)s = “%(published)s” is published."),
+    Resolution.EDIT: gettext_lazy("Published the merged value: %(field)s = “%(published)s”."),
+    Resolution.KEEP_BOTH: gettext_lazy("Kept both: %(field)s = “%(published)s” and “%(current)s” are published."),
 }
 
 
-def done_message(kind: str, decided: Candidate) -> str:
-    """What a decision did, naming the value that is published now."""
+def done_message(kind: ReviewDecision, decided: Candidate, *, resolution: str = "") -> str:
+    """What a decision did, naming the value that is published now (``resolution``: how a
+    settlement settled)."""
     conflict = Fact.objects.filter(pk=decided.conflict_fact_id).only("value").first() if decided.conflict_fact_id else None
     published = Fact.objects.filter(pk=decided.fact_id).only("value").first() if decided.fact_id else None
-    if kind == "settle_" + Resolution.KEEP_OLD:
+    if kind == ReviewDecision.SETTLE and resolution == Resolution.KEEP_OLD:
         published = conflict
-    return DONE_MESSAGES[kind] % {
+    message = SETTLED_MESSAGES[resolution] if kind == ReviewDecision.SETTLE else DONE_MESSAGES[kind]
+    return message % {
         "field": decided.field,
         "value": decided.value,
         "user": decided.subject.user_id,
@@ -510,7 +515,7 @@ def _no_options(data: dict) -> dict:
     return {}
 
 
-def _decide(request, pk: int, kind: str, service, options=_no_options):
+def _decide(request, pk: int, kind: ReviewDecision, service, options=_no_options):
     """Run one decision: parse the form, call the service, tell the reviewer what happened.
 
     ``options(cleaned_data)`` gives the service's arguments beyond the ones every decision
@@ -543,11 +548,9 @@ def _decide(request, pk: int, kind: str, service, options=_no_options):
             notice_level, notice = Notice.ERROR, error_message(error)
             status = 400 if isinstance(error, InvalidInput) else 409
         else:
-            if kind == "settle":
-                kind = "settle_" + data["resolution"]
-            elif kind == "approve" and decided.reason == "reviewer_edited":
-                kind = "edit"
-            notice = done_message(kind, decided)
+            if kind == ReviewDecision.APPROVE and decided.reason == Reason.REVIEWER_EDITED:
+                kind = ReviewDecision.EDIT
+            notice = done_message(kind, decided, resolution=data["resolution"])
             undo_ids = [decided.pk]
             candidates_claims_renew(tenant=request.tenant, actor=actor)
     if request.htmx:
@@ -579,18 +582,18 @@ def _item_response(request, pk: int, *, notice: str, notice_level: str, undo_ids
 def approve(request, pk: int):
     """Approve; with a changed value it is edit-then-approve."""
     return _decide(
-        request, pk, "approve", candidate_approve, lambda data: {"value": data["value"] if data["value"].strip() else None}
+        request, pk, ReviewDecision.APPROVE, candidate_approve, lambda data: {"value": data["value"] if data["value"].strip() else None}
     )
 
 
 @decider_view
 def reject(request, pk: int):
-    return _decide(request, pk, "reject", candidate_reject)
+    return _decide(request, pk, ReviewDecision.REJECT, candidate_reject)
 
 
 @decider_view
 def defer(request, pk: int):
-    return _decide(request, pk, "defer", candidate_defer)
+    return _decide(request, pk, ReviewDecision.DEFER, candidate_defer)
 
 
 def _settlement(data: dict) -> dict:
@@ -604,7 +607,7 @@ def _settlement(data: dict) -> dict:
 
 @decider_view
 def settle(request, pk: int):
-    return _decide(request, pk, "settle", candidate_settle_conflict, _settlement)
+    return _decide(request, pk, ReviewDecision.SETTLE, candidate_settle_conflict, _settlement)
 
 
 UNDO_REFUSALS = {
