@@ -176,9 +176,8 @@ def _badge(css: str, text, extra: str = "") -> str:
     return f'<span class="badge{" " + css if css else ""}"{extra}>{escape(str(text))}</span>'
 
 
-@register.simple_tag(takes_context=True)
-def line_badges(context, item) -> SafeString:
-    """``<span class="flags">{% line_badges item %}</span>``: what a queue line says of its
+def _line_badges(context, item) -> str:
+    """The badges of a line's summary (:func:`line_summary`): what a queue line says of its
     item at a glance: sending, its status, contested, conflict, sensitivity, credential
     masked, grounding flags, new entity, kind, scope and who holds the claim."""
     c = item.candidate
@@ -217,7 +216,7 @@ def line_badges(context, item) -> SafeString:
             badges.append(_badge("claim mine", gettext("claimed by you"), " data-claim"))
         else:
             badges.append(_badge("claim", gettext("claimed by %(who)s") % {"who": item.claimed_by}, " data-claim"))
-    return mark_safe("".join(f"\n        {badge}" for badge in badges))
+    return "".join(f"\n        {badge}" for badge in badges)
 
 
 @register.simple_tag(takes_context=True)
@@ -234,7 +233,7 @@ def line_summary(context, item, label: str) -> SafeString:
         f'\n      <span class="ref" id="item-{int(c.pk)}-title">{escape(str(c.entity_type))}:{escape(str(c.entity_ref_id))}</span>'
         f'\n      <span class="field" title="{escape(str(c.field))}">{escape(str(label))}</span>'
         f'\n      <span class="text value-inline" data-value>{escape(str(c.value))}</span>'
-        f'\n      <span class="flags">{line_badges(context, item)}\n      </span>'
+        f'\n      <span class="flags">{_line_badges(context, item)}\n      </span>'
         f'\n      <span class="right">'
         f'\n        {user}'
         f'\n        <span class="confidence" title="{title}"><meter min="0" max="1"'

@@ -276,6 +276,7 @@ def _queue_context(request, data: QueryDict, *, here: str, defer_counts: bool = 
         query["cursor"] = page.next_cursor.encode()
         next_url = f"{reverse('reviews:queue')}?{query.urlencode()}"
     query.pop("cursor", None)
+    filter_query = query.urlencode()
     context = _item_context(
         request,
         here=here,
@@ -285,13 +286,13 @@ def _queue_context(request, data: QueryDict, *, here: str, defer_counts: bool = 
         ),
         lazy_bodies=True,
         next_page_url=next_url,
-        filter_query=query.urlencode(),
+        filter_query=filter_query,
     )
     if not (request.htmx and data.get("cursor")):  # "More" brings groups only
         if defer_counts:
-            context.update(counts_url=f"{reverse('reviews:queue-counts')}?{query.urlencode()}", filter_query=query.urlencode())
+            context["counts_url"] = f"{reverse('reviews:queue-counts')}?{filter_query}"
         else:
-            context.update(_counts_context(request, filters, filter_query=query.urlencode()))
+            context.update(_counts_context(request, filters, filter_query=filter_query))
     return context
 
 
