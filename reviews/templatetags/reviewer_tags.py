@@ -167,7 +167,8 @@ def conversation_lines(lines) -> SafeString:
 # parts, a dozen conditions and two forms a line, cost some 8 ms a page in the template
 # engine (its variable lookups and escaping, about 5 µs each), against 1 ms here; the line's
 # summary (its text, badges, confidence and age) about 3 ms more. The rest of the line
-# (reviews/queue.html#item: the checkbox, the body, the undo form) stays a template. As there, every value is escaped
+# (reviews/queue.html#item: the checkbox, the body, the undo form) stays a template. As
+# there, every value is escaped
 # (``escape``: html.escape with quotes, as ``{{ }}`` does) and the translated texts are the
 # same msgids the template used; blocktranslate's are filled with escaped values.
 

@@ -319,12 +319,13 @@ def queue_counts(request):
     form, filters = _queue_filters(request.GET, request.tenant)
     query = request.GET.copy()
     query.pop("cursor", None)
+    filter_query, queue_url = query.urlencode(), reverse("reviews:queue")
     context = {
-        **_counts_context(request, filters, filter_query=query.urlencode()),
+        **_counts_context(request, filters, filter_query=filter_query),
         "can_decide": request.can_decide,
-        "queue_url": reverse("reviews:queue"),
+        "queue_url": queue_url,
         "form": form,
-        "back_url": f"{reverse('reviews:queue')}?{query.urlencode()}" if query else reverse("reviews:queue"),
+        "back_url": f"{queue_url}?{filter_query}" if filter_query else queue_url,
     }
     status = 400 if form.errors else 200
     if request.htmx:
