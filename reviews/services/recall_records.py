@@ -23,9 +23,10 @@ them to the database in batches, one multi-row statement per batch:
   of the subject's recall queries sees every recall made before it.
 
 What a reader sees: a recall's record appears when the next drain has run (the drain
-process blocks on the stream, so within milliseconds; the beat's backstop runs every few
-seconds). The one page that looks a record up by the id a recall just returned flushes the
-stream when the id is not there yet.
+process blocks on the stream, and after a batch that did not fill waits 50 ms for the next
+to gather, so within about that; the beat's backstop runs every few seconds). The one page
+that looks a record up by the id a recall just returned flushes the stream when the id is
+not there yet.
 
 Drains run as ``manage.py recall_records_drain --follow`` (a process of its own, next to the
 Celery worker) and from the beat (``reviews.tasks.drain_recall_records``). Any number may
@@ -202,21 +203,26 @@ class DrainReport:
     skipped: int = 0  # already written (delivered again), tenant gone, or past the retention
     unreadable: int = 0  # moved to the dead-letter stream
     batches: int = 0
+    taken: int = 0  # stream entries taken in (a batch that took DRAIN_BATCH left more behind)
 
     def add(self, other: DrainReport) -> None:
         self.written += other.written
         self.skipped += other.skipped
         self.unreadable += other.unreadable
         self.batches += other.batches
+        self.taken += other.taken
 
 
 def recall_records_drain(*, block_ms: int | None = None, take_over_all: bool = False,
-                         max_batches: int | None = None) -> DrainReport:
-    """Write what the stream holds to the database, a batch per statement, until it is empty.
+                         max_batches: int | None = None, take_over: bool = True) -> DrainReport:
+    """Write what the stream holds to the database, a batch per statement, until it is empty
+    (or ``max_batches`` were written).
 
     ``take_over_all`` also takes entries other drains hold and have not acknowledged,
     however recently (an erasure must not miss one); otherwise only those idle for
-    ``RECLAIM_IDLE_MS``. ``block_ms`` waits that long for the first entry (the follow mode).
+    ``RECLAIM_IDLE_MS``, and none with ``take_over=False`` (the follow mode looks for them
+    only now and then: asking before every batch is a round trip to Redis per batch).
+    ``block_ms`` waits that long for the first entry (the follow mode).
     """
     report = DrainReport()
     if not handed_off():
@@ -229,9 +235,11 @@ def recall_records_drain(*, block_ms: int | None = None, take_over_all: bool = F
     # pending meanwhile: taken over again, it would come round for ever.
     done: set[bytes] = set()
     while max_batches is None or report.batches < max_batches:
-        claimed = client.xautoclaim(key, GROUP, consumer, min_idle_time=0 if take_over_all else RECLAIM_IDLE_MS,
-                                    start_id="0-0", count=DRAIN_BATCH)
-        entries = [entry for entry in claimed[1] if entry[0] not in done]
+        entries = []
+        if take_over or take_over_all:
+            claimed = client.xautoclaim(key, GROUP, consumer, min_idle_time=0 if take_over_all else RECLAIM_IDLE_MS,
+                                        start_id="0-0", count=DRAIN_BATCH)
+            entries = [entry for entry in claimed[1] if entry[0] not in done]
         if not entries:
             answer = client.xreadgroup(GROUP, consumer, {key: ">"}, count=DRAIN_BATCH, block=block)
             entries = answer[0][1] if answer else []
@@ -239,6 +247,7 @@ def recall_records_drain(*, block_ms: int | None = None, take_over_all: bool = F
             break
         done.update(entry_id for entry_id, _ in entries)
         report.add(_write_batch(client, key, entries))
+        report.taken += len(entries)
         block = None  # once something came, drain what is there and stop when it is empty
     _forget_idle_consumers(client, key, keep=consumer)
     return report

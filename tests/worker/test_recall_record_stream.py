@@ -128,6 +128,30 @@ def test_a_drain_that_dies_before_its_commit_leaves_the_records_for_the_next(
     assert (stream.xlen(KEY), pending(stream)) == (0, 0)
 
 
+def test_follow_passes_without_taking_over_write_new_records_a_batch_at_a_time(
+    stream, tenant, memory, recall_client, monkeypatch
+):
+    """The follow mode reads one batch per pass and looks for other drains' stale entries
+    only now and then: a pass without take-over leaves them, a later pass takes them."""
+    stale = [recall(recall_client)["recall_id"] for _ in range(2)]
+    recall_records._ensure_group(stream, KEY)
+    stream.xreadgroup(GROUP, "crashed-drain", {KEY: ">"}, count=10)
+    monkeypatch.setattr(recall_records, "RECLAIM_IDLE_MS", 0)
+    monkeypatch.setattr(recall_records, "DRAIN_BATCH", 3)
+    fresh = [recall(recall_client)["recall_id"] for _ in range(5)]
+
+    first = recall_records_drain(max_batches=1, take_over=False)
+
+    assert (first.batches, first.taken, first.written) == (1, 3, 3)
+    assert set(RecallRecord.objects.values_list("pk", flat=True)) == set(fresh[:3])
+    assert pending(stream) == 2  # the crashed drain's, left alone
+    second = recall_records_drain(max_batches=1, take_over=True)
+    assert (second.taken, second.written) == (2, 2)
+    assert set(RecallRecord.objects.values_list("pk", flat=True)) == set(fresh[:3] + stale)
+    assert recall_records_drain(take_over=False).written == 2
+    assert (stream.xlen(KEY), pending(stream)) == (0, 0)
+
+
 def test_a_drain_that_dies_after_its_commit_writes_nothing_twice(stream, memory, recall_client, monkeypatch):
     ids = [recall(recall_client)["recall_id"] for _ in range(4)]
 

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand
 from django.db import DatabaseError, close_old_connections
 
 from reviews.services.recall_records import (
+    DRAIN_BATCH,
     DrainReport,
     handed_off,
     recall_records_drain,
@@ -20,10 +21,16 @@ FOLLOW_BLOCK_MS = 1000
 # A failure (Redis restarting, the database failing over) is retried after this long.
 RETRY_SECONDS = 1.0
 REPORT_EVERY_SECONDS = 60
-# After the stream is emptied, wait this long before reading again: under a steady flow of
-# recalls the next read then finds a batch rather than one record, so the database takes a
-# commit (a WAL flush) per batch, not per record. Records show this much later at most.
+# After a batch that did not fill, wait this long before reading again: under a steady flow
+# of recalls the next read then finds a batch rather than the few records that came while the
+# last one was written, so the database takes a commit (a WAL flush, the cost that handing
+# records off exists to spread) per batch, not per record or two. Records show this much
+# later at most.
 FOLLOW_LINGER_SECONDS = 0.05
+# How often the follow loop looks for entries another drain took and never acknowledged
+# (they are taken over once idle RECLAIM_IDLE_MS); not before every batch, which would cost
+# a round trip to Redis each time.
+TAKE_OVER_EVERY_SECONDS = 10.0
 
 
 class Command(BaseCommand):
@@ -48,12 +55,17 @@ class Command(BaseCommand):
         stopping = []
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda *_: stopping.append(True))
-        total, reported_at = DrainReport(), time.monotonic()
+        total, reported_at, taken_over_at = DrainReport(), time.monotonic(), float("-inf")
         self.stdout.write("draining recall records; stop with SIGTERM or Ctrl+C")
         while not stopping:
             try:
-                total.add(recall_records_drain(block_ms=FOLLOW_BLOCK_MS))
-                time.sleep(FOLLOW_LINGER_SECONDS)
+                take_over = time.monotonic() - taken_over_at >= TAKE_OVER_EVERY_SECONDS
+                report = recall_records_drain(block_ms=FOLLOW_BLOCK_MS, max_batches=1, take_over=take_over)
+                if take_over:
+                    taken_over_at = time.monotonic()
+                total.add(report)
+                if report.batches and report.taken < DRAIN_BATCH:
+                    time.sleep(FOLLOW_LINGER_SECONDS)
             except (redis.RedisError, DatabaseError) as error:
                 # Nothing is lost: what was read and not written stays pending, taken over later.
                 log.warning("recall records: drain failed (%s); retrying in %.0f s", error, RETRY_SECONDS)
