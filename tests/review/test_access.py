@@ -139,3 +139,27 @@ class TestCsrf:
     def test_get_cannot_decide(self, review_queue, reviewer_client):
         path, _ = action_request("candidate-approve", review_queue)
         assert reviewer_client.get(path).status_code == 405
+
+
+class TestMembershipLookup:
+    """permissions.membership_of: the membership and its tenant in one query, kept on the user."""
+
+    def test_membership_and_tenant_are_one_query_then_none(self, reviewer, tenant, django_assert_num_queries):
+        from reviews.permissions import membership_of, role_of, staff_tenant
+
+        user = get_user_model().objects.get(pk=reviewer.pk)
+        with django_assert_num_queries(1):
+            assert staff_tenant(user) == tenant
+            assert role_of(user) == "reviewer"
+            assert membership_of(user).tenant.slug == tenant.slug
+
+    def test_a_user_without_a_membership_has_none_and_gets_a_404(self, db, django_assert_num_queries):
+        from django.http import Http404
+
+        from reviews.permissions import membership_of, staff_tenant
+
+        user = get_user_model().objects.create_user("no-tenant", password=PASSWORD)
+        with django_assert_num_queries(1):
+            assert membership_of(user) is None
+            with pytest.raises(Http404):
+                staff_tenant(user)
