@@ -151,6 +151,15 @@ class ReviewDecision(models.TextChoices):
     SETTLE = "settle"
 
 
+class Notice(models.TextChoices):
+    """How the answer to a reviewer's action reads: the class of its notice and toast with
+    htmx, the level of the message that carries it without."""
+
+    SUCCESS = "success"
+    STALE = "stale"  # something moved first (a colleague's decision, an empty filter): nothing applied
+    ERROR = "error"
+
+
 class BulkDecision(models.TextChoices):
     """What a bulk decision does to every item of a selection (the queue's bulk bar)."""
 

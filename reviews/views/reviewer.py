@@ -5,7 +5,6 @@ back (works without JavaScript); with htmx the same view answers with the item's
 """
 from __future__ import annotations
 
-from enum import StrEnum
 from functools import wraps
 from urllib.parse import urlsplit
 
@@ -36,6 +35,7 @@ from ..models import (
     Fact,
     FactStatus,
     FieldDefinition,
+    Notice,
     Reason,
     ReviewDecision,
     Sensitivity,
@@ -128,15 +128,6 @@ def _back(request, fallback: str) -> str:
     ):
         return target
     return fallback
-
-
-class Notice(StrEnum):
-    """How the answer to a reviewer's action reads: the class of its notice and toast with
-    htmx, the level of the message that carries it without."""
-
-    SUCCESS = "success"
-    STALE = "stale"  # something moved first (a colleague's decision, an empty filter): nothing applied
-    ERROR = "error"
 
 
 _MESSAGE_LEVELS = {Notice.SUCCESS: messages.SUCCESS, Notice.STALE: messages.WARNING, Notice.ERROR: messages.ERROR}

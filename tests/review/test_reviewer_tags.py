@@ -75,3 +75,44 @@ def test_the_line_summary_prints_numbers_unlocalised_and_names_the_user_only_wit
     assert 'title="置信度"' in html and f">{three_days}</time>" in html and three_days.startswith("3")
     item.conversation = ["a line of the thread"]
     assert 'class="user"' not in line(item)
+
+
+def head(item, label="Role <i>", **context):
+    from reviews.templatetags.reviewer_tags import item_head
+
+    return str(item_head({"can_decide": True, "lazy_bodies": True, **context}, item, label))
+
+
+def test_the_item_head_names_its_checkbox_with_escaped_values_in_the_readers_language():
+    html = head(an_item(pk=12345, version=3))
+    assert '<input type="checkbox" name="selected" value="12345:3" form="bulk-form" data-select>' in html
+    assert ("Select user:&lt;b&gt;eve&lt;/b&gt; Role &lt;i&gt; “&quot;&gt;&lt;script&gt;x&lt;/script&gt;”"
+            in html)
+    assert "<script>" not in html and "<b>" not in html and "<i>" not in html
+    with override("zh-hans"):
+        assert "选择 user:&lt;b&gt;eve&lt;/b&gt;" in head(an_item())
+    # Nobody may decide it (an auditor, or a decided item): no checkbox at all.
+    assert 'data-select' not in head(an_item(), can_decide=False)
+    assert 'data-select' not in head(an_item(status="approved"))
+
+
+def test_the_item_head_carries_the_outcome_and_its_notice_unless_it_succeeded():
+    from reviews.models import Notice
+
+    stale = head(an_item(), notice="Moved by <b>bob</b>", notice_level=Notice.STALE, oob=True)
+    assert 'data-outcome="stale"' in stale and 'hx-swap-oob="true"' in stale
+    assert '<p class="notice stale" role="status" data-notice="stale">Moved by &lt;b&gt;bob&lt;/b&gt;</p>' in stale
+    done = head(an_item(status="approved"), notice="Approved.", notice_level=Notice.SUCCESS)
+    assert 'data-outcome="success"' in done and "Approved." not in done and 'class="item decided"' in done
+    quiet = head(an_item())
+    assert "data-outcome" not in quiet and "hx-swap-oob" not in quiet and 'data-open="1"' in quiet
+
+
+def test_the_item_head_fetches_its_body_on_a_list_and_holds_it_open_on_its_own_page():
+    from reviews.templatetags.reviewer_tags import candidate_url
+
+    listed = head(an_item(pk=9, version=2))
+    assert f'hx-get="{candidate_url(9, "body")}?version=2" hx-trigger="fetch-body"' in listed
+    assert '<details class="expand" data-expand open>' in head(an_item(), lazy_bodies=False, expanded=True)
+    assert '<details class="expand" data-expand>' in head(an_item(), lazy_bodies=False)
+    assert 'id="item-9-title"' in listed and 'aria-labelledby="item-9-title"' in listed  # the line names the item
