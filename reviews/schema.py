@@ -1,7 +1,7 @@
 """The per-tenant field schema: SPEC §2's defaults and the lookup the policy uses."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from .models import Cardinality, Category, FieldDefinition, Sensitivity, Tenant
 from .policy import RELATION_PREFIX, FieldRule, relation_rule
@@ -51,6 +51,10 @@ def seed_default_schema(tenant: Tenant) -> None:
     )
 
 
+# FieldRule's fields, in its order: FieldDefinition has a column of each name.
+_RULE_COLUMNS = tuple(rule_field.name for rule_field in fields(FieldRule))
+
+
 @dataclass
 class TenantSchema:
     """A snapshot of one tenant's schema, loaded once per batch."""
@@ -61,18 +65,10 @@ class TenantSchema:
 
     @classmethod
     def load(cls, tenant: Tenant) -> "TenantSchema":
-        rules = {
-            (d.entity_type, d.field): FieldRule(
-                entity_type=d.entity_type,
-                field=d.field,
-                cardinality=d.cardinality,
-                sensitivity=d.sensitivity,
-                category=d.category,
-                auto_approve=d.auto_approve,
-                retention_days=d.retention_days,
-            )
-            for d in FieldDefinition.objects.filter(tenant=tenant)
-        }
+        # Plain rows, not model instances: a tenant has dozens of fields, and the queue page
+        # and every policy batch load them.
+        rows = FieldDefinition.objects.filter(tenant=tenant).values_list(*_RULE_COLUMNS)
+        rules = {(row[0], row[1]): FieldRule(*row) for row in rows}
         return cls(
             rules=rules,
             entity_types=frozenset(entity_type for entity_type, _ in rules),

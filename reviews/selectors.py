@@ -635,7 +635,8 @@ def actor_names(actors) -> dict[str, str]:
 
 
 def review_queue_items(
-    *, tenant: Tenant, candidates: list[Candidate], viewer: str = "", now=None, lazy_bodies: bool = False
+    *, tenant: Tenant, candidates: list[Candidate], viewer: str = "", now=None, lazy_bodies: bool = False,
+    schema: TenantSchema | None = None,
 ) -> list[QueueItem]:
     """Everything a reviewer needs beside each candidate, in a fixed number of queries:
     the field's schema, the source message in its thread, the subject's current facts for
@@ -644,7 +645,8 @@ def review_queue_items(
 
     ``lazy_bodies``: for a list whose items fetch their body when opened (the queue page's
     ``lazy_bodies``, views.reviewer.candidate_body): what only a body shows, the current
-    facts and a contested fact's history, is not read."""
+    facts and a contested fact's history, is not read. ``schema``: the tenant's, when the
+    caller has it already (the queue page's filter form reads it for its choices)."""
     if not candidates:
         return []
     now = now or timezone.now()
@@ -665,7 +667,7 @@ def review_queue_items(
             candidate_id__in=decided, actor=viewer, undone_at__isnull=True, decided_at__gt=now - window
         ).values_list("candidate_id", "candidate_version", "decided_at"):
             undo_until[(candidate_id, version)] = decided_at + window
-    schema = TenantSchema.load(tenant)
+    schema = schema or TenantSchema.load(tenant)
     conversations = _conversations(tenant, candidates)
     facts_by_entity: dict[int, list[Fact]] = {}
     entity_ids = set() if lazy_bodies else {c.entity_id for c in candidates if c.entity_id}

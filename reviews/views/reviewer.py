@@ -34,7 +34,6 @@ from ..models import (
     Entity,
     Fact,
     FactStatus,
-    FieldDefinition,
     Notice,
     Reason,
     ReviewDecision,
@@ -43,6 +42,7 @@ from ..models import (
 from ..forms import BulkDecisionForm, ClaimForm, IdentifierField, UndoBulkForm
 from ..permissions import can_decide, can_view_queue, staff_tenant
 from ..templatetags.reviewer_tags import FLAG_LABELS
+from ..schema import TenantSchema
 from ..selectors import (
     ANY_RELATION,
     QUEUE_STATUS_ALL,
@@ -198,12 +198,13 @@ class QueueFilterForm(forms.Form):
 
     def __init__(self, *args, tenant, **kwargs):
         super().__init__(*args, **kwargs)
-        schema = list(FieldDefinition.objects.filter(tenant=tenant).values_list("entity_type", "field"))
+        # Kept: the queue page's items need the same schema (review_queue_items).
+        self.schema = TenantSchema.load(tenant)
         any_choice = [("", _("any"))]
-        self.fields["entity_type"].choices = any_choice + [(t, t) for t in sorted({t for t, _f in schema})]
+        self.fields["entity_type"].choices = any_choice + [(t, t) for t in sorted(self.schema.entity_types)]
         self.fields["field"].choices = [
             *any_choice,
-            *[(f, f) for f in sorted({f for _t, f in schema})],
+            *[(f, f) for f in sorted({f for _t, f in self.schema.rules})],
             (ANY_RELATION, _("any relation (relation:*)")),
         ]
 
@@ -273,7 +274,9 @@ def _queue_context(request, data: QueryDict, *, here: str, defer_counts: bool = 
         here=here,
         form=form,
         groups=queue_groups(
-            review_queue_items(tenant=request.tenant, candidates=page.candidates, viewer=viewer, lazy_bodies=True)
+            review_queue_items(
+                tenant=request.tenant, candidates=page.candidates, viewer=viewer, lazy_bodies=True, schema=form.schema
+            )
         ),
         lazy_bodies=True,
         next_page_url=next_url,
