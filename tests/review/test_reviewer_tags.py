@@ -77,10 +77,11 @@ def test_the_line_summary_prints_numbers_unlocalised_and_names_the_user_only_wit
     assert 'class="user"' not in line(item)
 
 
-def head(item, label="Role <i>", **context):
+def head(item, label="Role <i>", language="en", **context):
     from reviews.templatetags.reviewer_tags import item_head
 
-    return str(item_head({"can_decide": True, "lazy_bodies": True, **context}, item, label))
+    with override(language):
+        return str(item_head({"can_decide": True, "lazy_bodies": True, **context}, item, label))
 
 
 def test_the_item_head_names_its_checkbox_with_escaped_values_in_the_readers_language():
@@ -89,8 +90,7 @@ def test_the_item_head_names_its_checkbox_with_escaped_values_in_the_readers_lan
     assert ("Select user:&lt;b&gt;eve&lt;/b&gt; Role &lt;i&gt; “&quot;&gt;&lt;script&gt;x&lt;/script&gt;”"
             in html)
     assert "<script>" not in html and "<b>" not in html and "<i>" not in html
-    with override("zh-hans"):
-        assert "选择 user:&lt;b&gt;eve&lt;/b&gt;" in head(an_item())
+    assert "选择 user:&lt;b&gt;eve&lt;/b&gt;" in head(an_item(), language="zh-hans")
     # Nobody may decide it (an auditor, or a decided item): no checkbox at all.
     assert 'data-select' not in head(an_item(), can_decide=False)
     assert 'data-select' not in head(an_item(status="approved"))
@@ -116,3 +116,15 @@ def test_the_item_head_fetches_its_body_on_a_list_and_holds_it_open_on_its_own_p
     assert '<details class="expand" data-expand open>' in head(an_item(), lazy_bodies=False, expanded=True)
     assert '<details class="expand" data-expand>' in head(an_item(), lazy_bodies=False)
     assert 'id="item-9-title"' in listed and 'aria-labelledby="item-9-title"' in listed  # the line names the item
+
+
+def test_a_listed_items_body_links_to_its_own_page_in_the_readers_language():
+    from reviews.templatetags.reviewer_tags import body_pending, candidate_url
+
+    item = an_item(pk=1234567)
+    with override("en"):
+        html = str(body_pending(item.candidate))
+    assert html == (f'<p class="meta" data-body-pending><a href="{candidate_url(1234567)}">'
+                    "Open item #1234567: its context and every action</a></p>")  # the id unlocalised
+    with override("zh-hans"):
+        assert "打开条目 #1234567" in str(body_pending(item.candidate))
