@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 import threading
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 import redis
@@ -98,6 +98,28 @@ def test_the_answer_is_the_same_with_or_without_the_stream(memory, recall_client
     assert handed["recall_id"] != direct["recall_id"]
     recall_records_drain()
     assert RecallRecord.objects.filter(pk__in=[direct["recall_id"], handed["recall_id"]]).count() == 2
+
+
+def test_a_drained_record_keeps_its_query_and_time_exactly_as_a_direct_one(
+    memory, recall_client, redis_server, settings
+):
+    """The batch reaches PostgreSQL as one JSON document: text that JSON, an array literal
+    or SQL would each have to escape, and CJK, arrive unchanged, and so does the time to
+    the microsecond."""
+    awkward = '绿茶 "tea" \\ {a,b} NULL \'; 🍵'
+    direct = RecallRecord.objects.get(pk=recall(recall_client, q=awkward)["recall_id"])
+    url, _ = redis_server()
+    settings.MEMORY_RECALL_RECORD_STREAM_URL, settings.MEMORY_RECALL_RECORD_STREAM_KEY = url, KEY
+    handed_id = recall(recall_client, q=awkward)["recall_id"]
+    [(_, fields)] = redis.Redis.from_url(url).xrange(KEY)
+    recalled_at = datetime.fromisoformat(json.loads(fields[b"r"])["created_at"])
+
+    assert recall_records_drain().written == 1
+
+    handed = RecallRecord.objects.get(pk=handed_id)
+    assert handed.query == direct.query and handed.query["q"] == awkward
+    assert (handed.user_id, handed.caller, handed.facts) == (direct.user_id, direct.caller, direct.facts)
+    assert handed.created_at == recalled_at  # to the microsecond
 
 
 def test_ids_come_from_one_sequence_so_direct_and_handed_off_records_never_collide(
@@ -255,6 +277,21 @@ def test_records_past_the_retention_are_dropped_not_written(stream, tenant, sett
 
     assert (report.written, report.skipped) == (0, 1)
     assert not RecallRecord.objects.exists()
+    assert stream.xlen(KEY) == 0
+
+
+def test_a_batch_reaching_days_without_a_partition_makes_them_and_writes_every_record(stream, tenant):
+    """The beat makes partitions a week ahead; a batch holding records of days it never
+    made (here two such days and today) makes them and writes the whole batch."""
+    now = timezone.now()
+    days = [now, now + timedelta(days=40), now + timedelta(days=41)]
+    for number, moment in enumerate(days):
+        handed_over(stream, tenant_id=tenant.pk, created_at=moment, record_id=10**12 + number)
+
+    report = recall_records_drain()
+
+    assert (report.written, report.skipped, report.batches) == (3, 0, 1)
+    assert sorted(RecallRecord.objects.values_list("created_at", flat=True)) == days
     assert stream.xlen(KEY) == 0
 
 
