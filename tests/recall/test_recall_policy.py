@@ -36,6 +36,19 @@ def test_default_is_the_users_own_facts_and_preferences(recall, publish, tenant)
     }
 
 
+def test_times_arrive_in_utc_to_the_microsecond(recall, publish, tenant):
+    """Recall reads its rows through its own cursor and timestamp loader (reviews/hotpath.py),
+    not the ORM's: the time must still be the stored instant, in UTC, written as the ORM
+    would write it."""
+    fact = publish(tenant, "u1", field="name", value="Alice")
+    fact.refresh_from_db()
+
+    _, result = recall("u1")
+
+    assert result.facts[0]["updated_at"] == fact.updated_at.isoformat()
+    assert result.facts[0]["updated_at"].endswith("+00:00")
+
+
 def test_other_entities_come_when_named(recall, publish, tenant):
     project_db = publish(tenant, "u1", entity_type="project", entity_id="flask-migration", field="database", value="MySQL")
     other = publish(tenant, "u1", entity_type="project", entity_id="website", field="database", value="SQLite")
