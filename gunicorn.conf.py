@@ -1,15 +1,14 @@
 """gunicorn settings, read automatically from the working directory (`gunicorn memory_portal.wsgi`).
 
-The app is loaded once in the master and forked: workers share its memory, and
-``gc.freeze()`` moves everything loaded at start-up out of the collector's reach, so
-Python's cyclic collector no longer walks the whole app in the middle of a request (the
-tail of the queue's latency in bench/review_queue.py without it).
+The app is loaded once in the master and forked: workers share its memory. Before each
+fork the collector is set up for serving (memory_portal/collector.py): what was loaded
+at start-up is frozen out of its reach, and young objects are collected less often, so
+full collections no longer land in the middle of requests (the tail of the queue's
+latency in bench/review_queue.py without it).
 
 The access log never shows recall's question or a credential in an address
 (reviews/logs.py): the request line, the query string and the Referer are rewritten.
 """
-import gc
-
 import environ
 from gunicorn.glogging import Logger
 
@@ -40,4 +39,6 @@ logger_class = MaskedAccessLogger
 
 
 def pre_fork(server, worker):
-    gc.freeze()
+    from memory_portal.collector import prepare_for_serving
+
+    prepare_for_serving()

@@ -338,8 +338,8 @@ def main():
     parser.add_argument(
         "--gc-freeze",
         action="store_true",
-        help="gc.freeze() after start-up, as a preloading server does: the p99 tail is mostly the "
-        "cyclic collector walking every object the process imported",
+        help="set the collector up after start-up as gunicorn does before forking (memory_portal/collector.py: "
+        "freeze what is loaded, collect young objects less often): the p99 tail is mostly the cyclic collector",
     )
     args = parser.parse_args()
     if args.candidates < SUBJECTS:
@@ -393,13 +393,14 @@ def main():
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE reviews_candidate")
     if args.gc_freeze:
-        gc.collect()
-        gc.freeze()
+        from memory_portal.collector import prepare_for_serving
+
+        prepare_for_serving()
 
     print(f"\nload average before timing: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     print(
         f"times in ms: wall median, wall p99, CPU median; {args.iterations} iterations each"
-        f"{'; gc frozen after start-up' if args.gc_freeze else ''}\n"
+        f"{'; collector set up as for serving (frozen, young generation ' + str(gc.get_threshold()[0]) + ')' if args.gc_freeze else ''}\n"
     )
     print(f"{'case':<40}{'page':>5} | {'selector (50 items)':>22} | {'API (50 items)':>22} | {f'HTML page ({QUEUE_PAGE_SIZE_HTML} items)':>22}"
           f" | {'headline counts':>22}")

@@ -17,3 +17,23 @@ def test_loading_the_app_imports_every_view_before_the_first_request():
     ).stdout.strip()
 
     assert loaded == "['reviews.api.recall', 'reviews.views']"
+
+
+def test_gunicorn_sets_the_collector_up_for_serving_before_each_fork():
+    """gunicorn.conf.py's pre_fork freezes what the master loaded and raises the young
+    generation's threshold (memory_portal/collector.py); run in a process of its own, as
+    freezing cannot be undone for everything this one holds."""
+    probe = (
+        "import gc, memory_portal.wsgi\n"
+        "settings = {}\n"
+        "exec(compile(open('gunicorn.conf.py').read(), 'gunicorn.conf.py', 'exec'), settings)\n"
+        "before = (gc.get_freeze_count(), gc.get_threshold())\n"
+        "settings['pre_fork'](None, None)\n"
+        "print(before, (gc.get_freeze_count() > 10_000, gc.get_threshold()))"
+    )
+
+    shown = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env=os.environ, capture_output=True, text=True, timeout=120, check=True
+    ).stdout.strip()
+
+    assert shown == "(0, (700, 10, 10)) (True, (20000, 10, 10))"
