@@ -12,8 +12,8 @@ Called in gunicorn's master once the app is loaded, before each worker is forked
   the request). Collected every 700 allocations, many were caught still alive mid-request,
   promoted, and died in the old generation, so full collections came every few requests,
   15-70 ms each: the tail of the queue's latency. In one run of the queue's sorting cases,
-  58 full collections with Python's default, 4 with this (bench/review_queue.py; README,
-  "The review queue at scale").
+  58 full collections with Python's default, 4 with this (bench/review_queue.py; the
+  README's "The reviewer dashboard", its benchmark).
 """
 import gc
 
