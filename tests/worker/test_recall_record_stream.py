@@ -326,6 +326,33 @@ def test_with_redis_down_the_recall_writes_its_record_itself(memory, recall_clie
     assert "written directly" in caplog.text
 
 
+def test_the_process_kept_connection_outlives_a_redis_restart_and_a_redis_gone(
+    redis_server, memory, recall_client, settings, caplog
+):
+    """Each process keeps one connection to the stream: a Redis that restarts (the kept
+    connection now broken) is reconnected to, and one that stays down makes the recall
+    write its record itself, as with no connection at all."""
+    url, port = redis_server()
+    settings.MEMORY_RECALL_RECORD_STREAM_URL = url
+    settings.MEMORY_RECALL_RECORD_STREAM_KEY = KEY
+    before_restart = recall(recall_client)["recall_id"]
+    redis.Redis.from_url(url).shutdown(nosave=True)
+    redis_server(port)
+
+    after_restart = recall(recall_client)["recall_id"]
+
+    assert recall_records_drain().written == 1  # the first record went with the old Redis
+    assert RecallRecord.objects.filter(pk=after_restart).exists()
+    assert not RecallRecord.objects.filter(pk=before_restart).exists()
+    redis.Redis.from_url(url).shutdown(nosave=True)
+
+    with caplog.at_level(logging.WARNING, logger="reviews.services.recall_records"):
+        gone = recall(recall_client)["recall_id"]
+
+    assert RecallRecord.objects.filter(pk=gone).exists()
+    assert f"record {gone} written directly" in caplog.text
+
+
 def test_an_erasure_rewrites_queries_that_were_still_in_the_stream(stream, tenant, memory, recall_client):
     recall_id = recall(recall_client, q="green tea at home")["recall_id"]
 
