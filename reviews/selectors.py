@@ -1208,7 +1208,9 @@ def _recall_sql(*, tenant_id: int, query: RecallQuery, terms: QueryTerms) -> tup
         )
         params += list(terms.words)
     else:
-        rank_sql = "0.0"
+        # Typed as ts_rank's result, so every row arrives as the named tuple wants it (a
+        # bare 0.0 is numeric, which psycopg hands over as a Decimal).
+        rank_sql = "CAST(0 AS REAL)"
     statuses = [FactStatus.ACTIVE, FactStatus.EXPIRED] if query.explain else [FactStatus.ACTIVE]
     sql = (
         "SELECT f.id, e.entity_type, e.entity_id, e.display_name, f.field, f.value, f.confidence, f.category, "
@@ -1240,9 +1242,11 @@ def _recall_rows(*, tenant: Tenant, query: RecallQuery, terms: QueryTerms, using
     with prepared_cursor(using) as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    if connection.vendor != "postgresql":  # psycopg already returns aware datetimes
-        rows = [(*row[:14], _aware(row[14]), _aware(row[15]), *row[16:]) for row in rows]
-    return [_RecallRow(*row[:17], bool(row[17]), float(row[18] or 0.0)) for row in rows]
+    if connection.vendor == "postgresql":  # every column already of its field's type
+        return [_RecallRow._make(row) for row in rows]
+    # SQLite hands over naive datetimes, and integers for booleans.
+    return [_RecallRow(*row[:14], _aware(row[14]), _aware(row[15]), row[16], bool(row[17]), float(row[18]))
+            for row in rows]
 
 
 def recall_select(
