@@ -19,6 +19,7 @@ from ..selectors import (
     RecallQuery,
 )
 from ..services.recall import recall_perform
+from ..services.recall_records import recall_records_settled_on_exit
 from .auth import ApiKeyAuthentication, HasScope
 from .base import ApiKeyRateThrottle, ApiView, FlatQuerySerializer, asks_for_plain
 from .fields import IdentifierField, IntegerField
@@ -135,12 +136,15 @@ class RecallApi(ApiView):
         if not throttle.allow_request(checked, self):
             return self._refusal(request, Throttled(throttle.wait()))
         request.user = principal  # as DRF leaves it for what runs after the view
+        renderer = self.renderer_classes[0]()
         try:
-            body = self._recall(serializer.validated_data, key)
+            # The record's hand-off is settled after the rendering, not before it
+            # (reviews/services/recall_records.py), and before anything is answered.
+            with recall_records_settled_on_exit():
+                content = renderer.render(self._recall(serializer.validated_data, key))
         except (APIException, DomainError) as error:
             return self._refusal(request, error)
-        renderer = self.renderer_classes[0]()
-        response = HttpResponse(renderer.render(body), content_type=renderer.media_type)
+        response = HttpResponse(content, content_type=renderer.media_type)
         for header, value in self.default_response_headers.items():
             response[header] = value
         return response

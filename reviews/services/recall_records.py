@@ -40,12 +40,11 @@ import os
 import socket
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone as dt_timezone
 
 import redis
-from redis.backoff import NoBackoff
-from redis.retry import Retry
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
@@ -80,18 +79,121 @@ def handed_off() -> bool:
 
 
 def recall_record_write(record: RecallRecord) -> None:
-    """Give ``record`` its id and see that it is written: now, or by the next drain."""
+    """Give ``record`` its id and see that it is written: now, or by the next drain.
+
+    Handed to the stream, the record is settled (Redis's answer read, or the record written
+    directly) before this returns, or, inside ``recall_records_settled_on_exit()``, when
+    that block ends.
+    """
     if not handed_off():
         _insert(record)
         return
     record.pk = _ids.take()
-    try:
-        _stream().client.xadd(settings.MEMORY_RECALL_RECORD_STREAM_KEY, {"r": _encode(record)})
-    except redis.RedisError as error:
-        log.warning("recall records: the stream is unavailable (%s); record %s written directly", error, record.pk)
-        _insert(record)
-        return
+    payload = _encode(record)
     record._state.adding = False
+    if _hand_off.deferring:
+        _settle()  # one answer outstanding at most: it is read in order on the connection
+        try:
+            _send(_hand_off_connection(), payload)
+        except redis.RedisError:
+            pass  # handed over below, on a new connection
+        else:
+            _hand_off.unsettled = (record, payload)
+            return
+    _hand_over(record, payload)
+
+
+@contextmanager
+def recall_records_settled_on_exit():
+    """Records handed to the stream inside the block are sent at once and settled when it
+    ends: the caller works on (the recall API renders its answer) while Redis takes them,
+    and does not answer before they are settled.
+
+    Waiting for Redis's answer straight after sending put the web process to sleep for
+    the round trip, and woke it to a cold cache: in the whole request that cost three
+    times the XADD's own CPU. Read after the rendering, the answer is usually there.
+    Nested blocks settle with the outermost.
+    """
+    if _hand_off.deferring:
+        yield
+        return
+    _hand_off.deferring = True
+    try:
+        yield
+    finally:
+        _hand_off.deferring = False
+        _settle()
+
+
+class _HandOff(threading.local):
+    """This thread's connection for handing records over, and (inside
+    ``recall_records_settled_on_exit()``) the record sent on it and not yet settled.
+
+    A connection of its own per thread, rather than one from the client's pool around each
+    record: the pool's bookkeeping and its check for unread data (a system call) cost
+    20 µs of the 75 an XADD costs, and an answer read later must be read on the
+    connection that carried the command, with no other thread's command in between.
+    """
+
+    connection: redis.Connection | None = None
+    made_for: _Connection | None = None
+    deferring = False
+    unsettled: tuple[RecallRecord, str] | None = None  # sent, its answer not read yet
+
+
+_hand_off = _HandOff()
+
+
+def _hand_off_connection() -> redis.Connection:
+    stream = _stream()
+    if _hand_off.made_for is not stream:  # first use, a fork, or a new setting
+        if _hand_off.connection is not None:
+            _hand_off.connection.disconnect()  # leaves a parent's socket alone after a fork
+        pool = stream.client.connection_pool
+        _hand_off.connection = pool.connection_class(**pool.connection_kwargs)
+        _hand_off.made_for = stream
+    return _hand_off.connection
+
+
+def _send(connection: redis.Connection, payload: str) -> None:
+    connection.send_command("XADD", settings.MEMORY_RECALL_RECORD_STREAM_KEY, "*", "r", payload)
+
+
+def _hand_over(record: RecallRecord, payload: str, *, attempts: int = 2) -> None:
+    """Send and read the answer; a broken connection (Redis restarted since it was last
+    used) is replaced and the record sent once more. A copy the first attempt may have
+    delivered is written once all the same: the id is fixed, and the drain skips an id
+    written already. Redis out of reach or refusing: the record is written directly."""
+    for _ in range(attempts):
+        try:
+            connection = _hand_off_connection()
+            _send(connection, payload)
+            connection.read_response()
+            return
+        except redis.ConnectionError as error:
+            failure = error  # the connection is closed: the next attempt opens another
+        except redis.RedisError as error:
+            failure = error
+            break
+    _write_directly(record, failure)
+
+
+def _settle() -> None:
+    """Read the answer to the record sent last, if it is still to be read."""
+    if _hand_off.unsettled is None:
+        return
+    (record, payload), _hand_off.unsettled = _hand_off.unsettled, None
+    try:
+        _hand_off.connection.read_response()
+    except redis.ConnectionError:
+        _hand_over(record, payload, attempts=1)  # this one was the first attempt
+    except redis.RedisError as error:
+        _write_directly(record, error)
+
+
+def _write_directly(record: RecallRecord, error: redis.RedisError) -> None:
+    log.warning("recall records: the stream did not take record %s (%s); written directly", record.pk, error)
+    _insert(record)
 
 
 # --- Writing one record ---------------------------------------------------------------------
@@ -179,26 +281,13 @@ _connection: _Connection | None = None
 
 
 def _stream() -> _Connection:
-    """This process's Redis client (made after a fork, and again if the setting changed).
-
-    One connection per process, held by the client (``single_connection_client``) rather
-    than taken from a pool and given back around every command: the pool's bookkeeping,
-    and its check that a connection has no unread data (a system call), cost 20 µs of a
-    recall's 75 for the ``XADD``. A process's threads take turns on it (the client locks
-    it per command); pipelines still take connections of their own. A pool found a dead
-    connection before using it; a kept one finds out on its command, which is then sent
-    once more on a new connection (a Redis that restarted). A copy the first one may have
-    delivered is written once all the same: the record's id is fixed, and the drain skips
-    an id written already. Not on a timeout: that would double the wait.
+    """This process's Redis client (made after a fork, and again if the setting changed):
+    the drain's, the flush's and the health check's. Records go over ``_hand_off``.
     """
     global _connection
     url = settings.MEMORY_RECALL_RECORD_STREAM_URL
     if _connection is None or _connection.pid != os.getpid() or _connection.url != url:
-        if _connection is not None and _connection.pid == os.getpid():
-            _connection.client.close()  # the setting changed: its connection is not needed
-        client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2, health_check_interval=30,
-                                      single_connection_client=True,
-                                      retry=Retry(NoBackoff(), retries=1, supported_errors=(redis.ConnectionError,)))
+        client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2, health_check_interval=30)
         _connection = _Connection(url, os.getpid(), client)
     return _connection
 

@@ -22,10 +22,12 @@ from django.db import connection
 from django.utils import timezone
 
 from reviews.models import RecallRecord, Scope, Tenant
+from reviews.selectors import RecallQuery
 from reviews.services import recall_records
 from reviews.services.erasure import subject_erase
+from reviews.services.recall import recall_perform
 from reviews.services.recall_partitions import partitions
-from reviews.services.recall_records import GROUP, recall_records_drain
+from reviews.services.recall_records import GROUP, recall_records_drain, recall_records_settled_on_exit
 from reviews.tasks import drain_recall_records
 from tests.recall.conftest import AGENT
 from tests.worker.brokers import unused_port
@@ -350,7 +352,39 @@ def test_the_process_kept_connection_outlives_a_redis_restart_and_a_redis_gone(
         gone = recall(recall_client)["recall_id"]
 
     assert RecallRecord.objects.filter(pk=gone).exists()
-    assert f"record {gone} written directly" in caplog.text
+    assert f"the stream did not take record {gone} (" in caplog.text
+
+
+@pytest.mark.parametrize("settled", ["after the answer is rendered", "at once"])
+def test_a_record_redis_refuses_is_written_by_the_recall_itself(stream, tenant, memory, recall_client, settled, caplog):
+    """The API settles the hand-off after rendering its answer; other callers of the
+    service (MCP, the mem0 surface) settle it at once. Either way a refusal (here the
+    key holds something that is not a stream) leaves the record written directly."""
+    stream.set(KEY, "not a stream")
+
+    with caplog.at_level(logging.WARNING, logger="reviews.services.recall_records"):
+        if settled == "at once":
+            recall_id = recall_perform(
+                tenant=tenant, query=RecallQuery(user_id="u1"), actor=AGENT, may_see_sensitive=False
+            )[0].pk
+        else:
+            recall_id = recall(recall_client)["recall_id"]
+
+    assert RecallRecord.objects.filter(pk=recall_id, tenant=tenant, user_id="u1").exists()
+    assert f"the stream did not take record {recall_id} (WRONGTYPE" in caplog.text
+
+
+def test_records_sent_in_a_block_are_all_settled_even_when_the_block_fails(stream, tenant, memory):
+    def recall_once():
+        return recall_perform(tenant=tenant, query=RecallQuery(user_id="u1"), actor=AGENT, may_see_sensitive=False)[0]
+
+    with pytest.raises(RuntimeError), recall_records_settled_on_exit():
+        first, second = recall_once(), recall_once()  # the second send reads the first's answer
+        raise RuntimeError("the answer could not be rendered")
+
+    assert [json.loads(fields[b"r"])["id"] for _, fields in stream.xrange(KEY)] == [first.pk, second.pk]
+    assert recall_records._hand_off.unsettled is None and not recall_records._hand_off.deferring
+    assert recall_records_drain().written == 2
 
 
 def test_an_erasure_rewrites_queries_that_were_still_in_the_stream(stream, tenant, memory, recall_client):
