@@ -356,11 +356,21 @@ def test_the_process_kept_connection_outlives_a_redis_restart_and_a_redis_gone(
 
 
 @pytest.mark.parametrize("settled", ["after the answer is rendered", "at once"])
-def test_a_record_redis_refuses_is_written_by_the_recall_itself(stream, tenant, memory, recall_client, settled, caplog):
+def test_a_record_redis_refuses_is_written_by_the_recall_itself(
+    stream, tenant, memory, recall_client, settled, caplog, monkeypatch
+):
     """The API settles the hand-off after rendering its answer; other callers of the
     service (MCP, the mem0 surface) settle it at once. Either way a refusal (here the
     key holds something that is not a stream) leaves the record written directly."""
     stream.set(KEY, "not a stream")
+    sent_deferred = []  # which of the two ways each record went (the real send still runs)
+    send = recall_records._send
+
+    def send_and_note(connection, payload):
+        sent_deferred.append(recall_records._hand_off.deferring)
+        send(connection, payload)
+
+    monkeypatch.setattr(recall_records, "_send", send_and_note)
 
     with caplog.at_level(logging.WARNING, logger="reviews.services.recall_records"):
         if settled == "at once":
@@ -370,6 +380,7 @@ def test_a_record_redis_refuses_is_written_by_the_recall_itself(stream, tenant, 
         else:
             recall_id = recall(recall_client)["recall_id"]
 
+    assert sent_deferred == [settled != "at once"]
     assert RecallRecord.objects.filter(pk=recall_id, tenant=tenant, user_id="u1").exists()
     assert f"the stream did not take record {recall_id} (WRONGTYPE" in caplog.text
 
