@@ -95,11 +95,13 @@ def recall_record_write(record: RecallRecord) -> None:
         _settle()  # one answer outstanding at most: it is read in order on the connection
         try:
             _send(_hand_off_connection(), payload)
-        except redis.RedisError:
-            pass  # handed over below, on a new connection
+        except redis.ConnectionError:
+            _hand_over(record, payload, attempts=1)  # this send was the first attempt
+        except redis.RedisError as error:
+            _write_directly(record, error)
         else:
             _hand_off.unsettled = (record, payload)
-            return
+        return
     _hand_over(record, payload)
 
 
