@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.utils import translation
 from rest_framework.test import APIClient
 
 from reviews.actors import Actor
@@ -180,6 +181,15 @@ def publish(submit):
         return Fact.objects.get(pk=result.fact_id)
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def _default_language_after_each_test():
+    """Django's LocaleMiddleware activates a request's language for the thread and leaves
+    it active after the response (a server's next request activates its own): a test
+    whose client asked for Chinese left every later test in the thread speaking it."""
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture(autouse=True)
