@@ -145,13 +145,28 @@ def candidate(field="name", value="Alice", confidence=0.9, entity_type="user", e
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _close_projection_store(django_db_setup):
-    """The LangGraph store keeps its own connections to the test database (any test
-    whose commit reaches the projection opens it): close them before the database is dropped."""
+def _test_database_left_free(django_db_setup, django_db_blocker):
+    """Nothing may hold a connection to the test database when it is dropped, or it is
+    left behind ("being accessed by other users"):
+
+    - the LangGraph store keeps connections of its own (any test whose commit reaches
+      the projection opens it): closed;
+    - the live server answers each client connection in a thread that keeps its
+      database connection until the client hangs up, and a browser or an HTTP client
+      of the last tests may not have yet: those sessions are ended.
+    """
     yield
+    from django.db import connection
+
     from reviews.publication import close_store
 
     close_store()
+    if connection.vendor == "postgresql":
+        with django_db_blocker.unblock(), connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
 
 
 REVIEWER_ACTOR = Actor("reviewer", "test")
