@@ -448,9 +448,10 @@ def run(args, versions: list[Version], overrides: dict, scratch: Path) -> None:
                   f"p99, worst slice {p99_worst:.1f} ms (target < 25 ms in every slice): {'met' if ok else 'MISSED'}")
             # The floor under the same target says how much of a miss is the machine's:
             # where a one-row view misses it too, the slice was slow for everything.
+            floor = f"{prefix}floor"
             print(f"  slices with p99 under 25 ms: {under_target(name)} of {len(results[name])}; "
-                  f"the floor's: {under_target(f'{prefix}floor')} of {len(results[name])}, "
-                  f"its worst slice {summary[f'{prefix}floor'][0]:.1f} ms")
+                  f"the floor's: {under_target(floor)} of {len(results[floor])}, "
+                  f"its worst slice {summary[floor][0]:.1f} ms")
     for version, key, _, _ in drains:
         prefix = "" if version is versions[0] else f"{version.label}: "
         count, waiting = written[key]
