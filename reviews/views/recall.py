@@ -71,6 +71,8 @@ def recall_list(request):
         "page": page,
         "form": form,
         "filters": {name: filters.get(name) or form.data.get(name, "") for name in ("user_id", "caller")},
+        # An empty list says why: nothing recalled yet, or nothing that the filters match.
+        "filtered": any(form.data.get(name) for name in form.fields),
         "caller_names": _caller_names(request.tenant, page.records),
     }
     template = "recall/list.html#results" if request.htmx else "recall/list.html"

@@ -46,6 +46,15 @@ def test_the_list_filters_by_user_and_answers_htmx_with_the_fragment(client, aud
     assert f"/audit/recalls/{traced['first'].pk}/" not in body
 
 
+def test_an_empty_list_says_whether_nothing_was_recalled_or_nothing_matches(client, auditor, recall):
+    nothing_yet = page(client, auditor, "/audit/recalls/").content.decode()
+    assert "No recall yet" in nothing_yet and "No recall matches." not in nothing_yet
+
+    recall("u1")
+    no_match = page(client, auditor, "/audit/recalls/", data={"user_id": "u2"}).content.decode()
+    assert "No recall matches." in no_match and "No recall yet" not in no_match
+
+
 def test_the_list_pages_back_in_time(client, auditor, recall):
     for _ in range(RECALL_RECORDS_PAGE_SIZE + 2):
         recall("u1")
