@@ -7,8 +7,10 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from reviews.extraction import ExtractorRefused
-from reviews.management.commands.demo import load_conversations
-from reviews.models import ApiKey, AuditEvent, Candidate, ExtractionStatus, Membership, Message, Scope, Tenant
+from reviews.management.commands.demo import demo_subjects, load_conversations
+from reviews.models import (
+    ApiKey, AuditEvent, Candidate, ExtractionStatus, Membership, Message, RecallRecord, Scope, Tenant,
+)
 from reviews.services.ingest import message_extract
 from tests.ingest.helpers import ingest, message
 from tests.ingest.test_extraction_service import Failing
@@ -90,14 +92,21 @@ class TestDemo:
         assert admin.is_superuser and admin.is_staff and admin.check_password("admin")
         assert "http://127.0.0.1:8000/admin/  (admin / admin)" in output
         assert re.search(r"Login link for subject 'alice'.*\n\S+/me/link/\S+/\n", output)
+        # Each subject recalled once with that key, so the auditors' recall pages show records.
+        records = RecallRecord.objects.filter(tenant=tenant)
+        assert sorted(records.values_list("user_id", flat=True)) == demo_subjects()
+        assert set(records.values_list("caller", flat=True)) == {f"api_key:{key.split('_')[1]}"}
+        assert "http://127.0.0.1:8000/audit/recalls/  (auditor / auditor)" in output
 
     def test_running_it_again_adds_nothing_twice(self, django_capture_on_commit_callbacks):
         with django_capture_on_commit_callbacks(execute=True):
             run("demo")
-        counts = (Message.objects.count(), Candidate.objects.count(), get_user_model().objects.count())
+        counts = (Message.objects.count(), Candidate.objects.count(), get_user_model().objects.count(),
+                  RecallRecord.objects.count())
 
         with django_capture_on_commit_callbacks(execute=True):
             output = run("demo")
 
-        assert (Message.objects.count(), Candidate.objects.count(), get_user_model().objects.count()) == counts
+        assert (Message.objects.count(), Candidate.objects.count(), get_user_model().objects.count(),
+                RecallRecord.objects.count()) == counts
         assert "Using tenant 'demo'" in output and "0 new" in output and " 1 new" not in output

@@ -1,8 +1,9 @@
 """manage.py demo: a demo tenant, its people, and the demo conversations through the real pipeline.
 
-Re-running it adds nothing twice: the tenant and the accounts are reused, and messages are
-idempotent by id. Each run prints a fresh API key and a fresh login link for the subject
-``alice`` (neither is stored in readable form, so neither can be shown again).
+Re-running it adds nothing twice: the tenant and the accounts are reused, messages are
+idempotent by id, and the subjects are recalled only while the tenant has no recall record.
+Each run prints a fresh API key and a fresh login link for the subject ``alice`` (neither is
+stored in readable form, so neither can be shown again).
 """
 import json
 from pathlib import Path
@@ -13,9 +14,11 @@ from django.core.management.base import BaseCommand
 from django.db.models import Count
 from django.utils.dateparse import parse_datetime
 
-from reviews.actors import SYSTEM
-from reviews.models import Candidate, Membership, Message, Role, Scope, Source, Tenant
+from reviews.actors import SYSTEM, Actor
+from reviews.models import ApiKey, Candidate, Membership, Message, RecallRecord, Role, Scope, Source, Tenant
+from reviews.selectors import RecallQuery
 from reviews.services.ingest import MessageInput, extractions_drain, messages_ingest
+from reviews.services.recall import recall_perform
 from reviews.services.tenants import api_key_create, staff_create, tenant_create
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "demo_conversations.jsonl"
@@ -36,6 +39,10 @@ DEMO_KEY_SCOPES = [Scope.INGEST, Scope.RECALL, Scope.RECALL_SENSITIVE, Scope.REV
 def load_conversations(path: Path = FIXTURE) -> list[dict]:
     with path.open(encoding="utf-8") as lines:
         return [json.loads(line) for line in lines if line.strip()]
+
+
+def demo_subjects() -> list[str]:
+    return sorted({conversation["user_id"] for conversation in load_conversations()})
 
 
 def conversation_messages(conversation: dict) -> list[MessageInput]:
@@ -67,7 +74,9 @@ class Command(BaseCommand):
             self.stdout.write(f"Using tenant {DEMO_TENANT!r}.")
         self._people(tenant)
         self._conversations(tenant)
-        self._summary(tenant)
+        key, raw_key = api_key_create(tenant=tenant, scopes=DEMO_KEY_SCOPES, source=Source.CHAT, name="demo")
+        self._first_recalls(tenant, key)
+        self._summary(tenant, raw_key)
 
     def _people(self, tenant: Tenant) -> None:
         User = get_user_model()
@@ -102,7 +111,22 @@ class Command(BaseCommand):
         # Background hand-offs (to the broker, or to an in-process model) finish before we report.
         extractions_drain()
 
-    def _summary(self, tenant: Tenant) -> None:
+    def _first_recalls(self, tenant: Tenant, key: ApiKey) -> None:
+        """Each subject recalled once with the demo key, as an agent would through the recall
+        API, so the auditors' recall pages (/audit/recalls/) have records to show."""
+        if RecallRecord.objects.filter(tenant=tenant).exists():
+            return
+        subjects = demo_subjects()
+        returned = 0
+        for user_id in subjects:
+            _, result = recall_perform(
+                tenant=tenant, query=RecallQuery(user_id=user_id), actor=Actor.api_key(key), may_see_sensitive=False
+            )
+            returned += len(result.facts)
+        self.stdout.write(f"Recalled each of the {len(subjects)} subjects once with the demo key: "
+                          f"{returned} published fact(s) returned, {len(subjects)} recall records.")
+
+    def _summary(self, tenant: Tenant, raw_key: str) -> None:
         messages = dict(
             Message.objects.filter(tenant=tenant).values_list("extraction_status").annotate(n=Count("pk")).order_by()
         )
@@ -111,16 +135,15 @@ class Command(BaseCommand):
         )
         self.stdout.write(f"Messages by extraction status: {messages}")
         self.stdout.write(f"Candidates by status: {candidates}")
-        _, raw_key = api_key_create(tenant=tenant, scopes=DEMO_KEY_SCOPES, source=Source.CHAT, name="demo")
         base = settings.MEMORY_PUBLIC_BASE_URL.rstrip("/")
         self.stdout.write("")
         self.stdout.write(f"Reviewer dashboard: {base}/review/  (sign in: reviewer / reviewer, auditor / auditor)")
         self.stdout.write(f"Tenant admin:       {base}/tenant/  (steward / steward)")
         self.stdout.write(f"Django admin:       {base}/admin/  (admin / admin)")
+        self.stdout.write(f"Recall records:     {base}/audit/recalls/  (auditor / auditor)")
         self.stdout.write(f"API index and docs: {base}/api/v1/  {base}/api/docs/")
         self.stdout.write(f"mem0-compatible:    {base}/compat/mem0  (MemoryClient(api_key=KEY, host=...))")
-        subjects = sorted({conversation["user_id"] for conversation in load_conversations()})
-        self.stdout.write(f"Tenant {tenant.slug!r}, subjects: {', '.join(subjects)}")
+        self.stdout.write(f"Tenant {tenant.slug!r}, subjects: {', '.join(demo_subjects())}")
         self.stdout.write(f"API key with every scope ({', '.join(DEMO_KEY_SCOPES)}; shown once):")
         self.stdout.write(f"  export KEY={raw_key}")
         try:
