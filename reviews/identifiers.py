@@ -15,6 +15,7 @@ from .errors import InvalidInput
 from .secrets import mask_secrets
 
 MAX_IDENTIFIER_LENGTH = 128
+REPLACEMENT_CHARACTER = "\ufffd"
 
 # A run of digits is what numeric ids (snowflakes, order numbers) look like, and one in
 # ten passes the Luhn check by chance: checksummed numbers are credentials in prose, not
@@ -30,6 +31,7 @@ _PROBLEMS = {
     "empty": gettext_lazy("{name} must not be empty."),
     "too_long": gettext_lazy("{name} must be at most {max} characters."),
     "not_printable": gettext_lazy("{name} must contain printable characters only (no control characters)."),
+    "not_utf8": gettext_lazy("{name} holds U+FFFD, the mark of bytes that were not UTF-8: send it encoded as UTF-8."),
     "secret_detected": gettext_lazy("{name} must not contain a credential; nothing was stored."),
 }
 
@@ -39,7 +41,9 @@ def identifier_problem(value) -> str | None:
 
     Printable (``str.isprintable``): no control characters (NUL, newlines, tabs), no
     invisible formatting characters (right-to-left overrides, zero-width spaces), no lone
-    surrogates. The space is allowed inside, not as the whole identifier.
+    surrogates. The space is allowed inside, not as the whole identifier. No U+FFFD either:
+    Django decodes a query string or a form's bytes that are not UTF-8 (``M%FCller``, Latin-1)
+    into that replacement character, and the identifier would silently be another one.
     """
     if not isinstance(value, str):
         return "not_a_string"
@@ -49,6 +53,8 @@ def identifier_problem(value) -> str | None:
         return "too_long"
     if not value.isprintable():
         return "not_printable"
+    if REPLACEMENT_CHARACTER in value:
+        return "not_utf8"
     kinds = set(mask_secrets(value).kinds)
     if _DIGITS.fullmatch(value):
         kinds -= _CHECKSUM_KINDS

@@ -8,7 +8,7 @@ import pytest
 
 from reviews.audit import verify_tenant
 from reviews.identifiers import MAX_IDENTIFIER_LENGTH
-from reviews.models import AuditEvent, Candidate, Fact, FactStatus, Message, Scope, Subject
+from reviews.models import AuditEvent, Candidate, Fact, FactStatus, Message, RecallRecord, Scope, Subject
 from tests.conftest import candidate
 from tests.dump import dump_all_tables
 
@@ -155,3 +155,19 @@ def test_a_malformed_identifier_in_a_query_is_a_400(every_scope, path, user_id):
 
     assert response.status_code == 400, response.content
     assert "user_id" in json.dumps(response.json()["error"]) or "thread_id" in json.dumps(response.json()["error"])
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/api/v1/recall?user_id={}", "/api/v1/recall?user_id=u1&thread_id={}", "/api/v1/review/candidates?user_id={}",
+     "/api/v1/audit/events?user_id={}"],
+)
+def test_an_identifier_in_a_query_that_is_not_utf8_is_a_400_not_another_identifier(every_scope, path):
+    """"Müller" sent in Latin-1 (%FC) would reach the view as "M\ufffdller": refused, and
+    no recall is recorded for a subject nobody named."""
+    response = every_scope.get(path.format("M%FCller"))
+
+    assert response.status_code == 400, response.content
+    details = json.dumps(response.json()["error"]["details"])
+    assert "not_utf8" in details or "U+FFFD" in details
+    assert not RecallRecord.objects.exists()

@@ -22,6 +22,7 @@ REFUSED = [
     ("\u202eevil", "not_printable"),  # right-to-left override
     ("a\u200bb", "not_printable"),  # zero-width space
     ("\ud800", "not_printable"),  # lone surrogate
+    ("M\ufffdller", "not_utf8"),  # what Django makes of Latin-1 bytes in a query string
     (None, "not_a_string"),
     (42, "not_a_string"),
     (["a"], "not_a_string"),
