@@ -1,6 +1,8 @@
 from csp.constants import SELF, UNSAFE_INLINE
 from csp.decorators import csp_update
 from django.contrib import admin
+from django.http import HttpResponsePermanentRedirect
+from django.templatetags.static import static
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
@@ -15,7 +17,14 @@ def swagger_ui_policy(view):
     return csp_update(extra, REPORT_ONLY=True)(csp_update(extra)(view))
 
 
+def favicon(request):
+    """The site's icon where a browser looks for it unasked. The portal's pages name it
+    (base.html); the API's JSON answers cannot, and each visit to one logged a 404."""
+    return HttpResponsePermanentRedirect(static("favicon.svg"))
+
+
 urlpatterns = [
+    path("favicon.ico", favicon, name="favicon"),
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
     path("api/v1/", include(("reviews.api.urls", "api"), namespace="api")),

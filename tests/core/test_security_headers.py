@@ -221,3 +221,11 @@ def test_a_views_own_cache_control_is_merged_not_repeated(rf, view_header):
 
     header = NoStoreMiddleware(view)(rf.get("/"))["Cache-Control"]
     assert sorted(header.split(", ")) == sorted(view_header.split(", ")) and header.count("no-store") == 1
+
+
+def test_a_browser_asking_for_favicon_ico_is_sent_to_the_sites_icon(client, db):
+    """The API's JSON answers name no icon: the browser's own request finds one."""
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301 and response["Location"] == "/static/favicon.svg"
+    icon = client.get(response["Location"])
+    assert icon.status_code == 200 and icon["Content-Type"] == "image/svg+xml"

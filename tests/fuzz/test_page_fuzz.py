@@ -82,6 +82,7 @@ FOREIGN = "another tenant's id"
 EXCLUDED = {
     "reviews:logout": "ends the session the fuzz runs in; reads nothing but the session",
     "reviews:portal_sign_out": "ends the subject's session; reads nothing but the session",
+    "favicon": "a redirect to the static icon: reads no input (tests/core)",
     "healthz": "the load balancer's probe: reads no input (tests/core)",
     "readyz": "the load balancer's probe: reads no input, and answers 503 by design when the broker is down",
     "schema": "the OpenAPI document of the API",
