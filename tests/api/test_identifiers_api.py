@@ -144,11 +144,14 @@ def test_a_malformed_identifier_in_a_body_is_a_400_and_nothing_is_stored(every_s
     assert AuditEvent.objects.filter(tenant_id=tenant.pk).count() == events
 
 
-@pytest.mark.parametrize(
-    "path",
-    ["/api/v1/recall?user_id={}", "/api/v1/recall?user_id=u1&thread_id={}", "/api/v1/review/candidates?user_id={}",
-     "/api/v1/audit/events?user_id={}", "/api/v1/audit/export?user_id={}"],
-)
+# Every operation that takes an identifier in its query string; {} is where it goes.
+IDENTIFIER_QUERIES = [
+    "/api/v1/recall?user_id={}", "/api/v1/recall?user_id=u1&thread_id={}", "/api/v1/review/candidates?user_id={}",
+    "/api/v1/audit/events?user_id={}", "/api/v1/audit/export?user_id={}",
+]
+
+
+@pytest.mark.parametrize("path", IDENTIFIER_QUERIES)
 @pytest.mark.parametrize("user_id", MALFORMED.values(), ids=MALFORMED.keys())
 def test_a_malformed_identifier_in_a_query_is_a_400(every_scope, path, user_id):
     response = every_scope.get(path.format(quote(user_id, safe="")))
@@ -157,11 +160,7 @@ def test_a_malformed_identifier_in_a_query_is_a_400(every_scope, path, user_id):
     assert "user_id" in json.dumps(response.json()["error"]) or "thread_id" in json.dumps(response.json()["error"])
 
 
-@pytest.mark.parametrize(
-    "path",
-    ["/api/v1/recall?user_id={}", "/api/v1/recall?user_id=u1&thread_id={}", "/api/v1/review/candidates?user_id={}",
-     "/api/v1/audit/events?user_id={}"],
-)
+@pytest.mark.parametrize("path", IDENTIFIER_QUERIES)
 def test_an_identifier_in_a_query_that_is_not_utf8_is_a_400_not_another_identifier(every_scope, path):
     """"Müller" sent in Latin-1 (%FC) would reach the view as "M\ufffdller": refused, and
     no recall is recorded for a subject nobody named."""
