@@ -10,7 +10,7 @@ from ..audit_selectors import AUDIT_MAX_PAGE_SIZE, AUDIT_PAGE_SIZE, AuditCursor,
 from ..exports import ExportFilters
 from ..models import ExportFormat, Scope
 from ..services.audit_export import audit_export_stream
-from .base import ApiView, StrictSerializer, next_page_url
+from .base import ApiView, StrictSerializer, next_page_url, single_valued
 from .fields import IdentifierField, IntegerField
 
 
@@ -122,7 +122,7 @@ class AuditEventsApi(ApiView):
         summary="Audit events, newest first, paged",
     )
     def get(self, request):
-        params = self.InputSerializer(data=request.query_params.dict())
+        params = self.InputSerializer(data=single_valued(request.query_params))
         params.is_valid(raise_exception=True)
         data = dict(params.validated_data)
         limit, token = data.pop("limit"), data.pop("cursor")

@@ -1,6 +1,7 @@
 """Shared pieces of the API views: scope checks, strict serializers, the tenant."""
 import logging
 
+from django.utils.datastructures import MultiValueDict
 from django.utils.http import urlencode
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
@@ -154,8 +155,49 @@ class ApiView(APIView):
         return Actor.api_key(self.request.auth)
 
 
-class StrictSerializer(serializers.Serializer):
-    """Refuses keys it does not know, so a typo is an error rather than silently ignored."""
+def refuse_repeated_parameters(query: MultiValueDict, *, repeatable=frozenset()) -> None:
+    """Refuse a query parameter given more than once, but for those named ``repeatable``.
+
+    Django's QueryDict hands over a repeated parameter's last value without a word, other
+    servers its first: a gateway that checked ``?user_id=alice&user_id=bob`` one way and
+    this API acting on it the other would disagree on whose memory is read or deleted (HTTP
+    parameter pollution).
+    """
+    repeated = {
+        name: [f"Given {len(values)} times; give it once."]
+        for name, values in query.lists()
+        if len(values) > 1 and name not in repeatable
+    }
+    if repeated:
+        raise serializers.ValidationError(repeated)
+
+
+def single_valued(query: MultiValueDict) -> dict:
+    """``query`` as a plain dict, for a serializer whose parameters all take one value
+    (plain, so that DRF reads an absent boolean as absent rather than as an unticked box);
+    a parameter given twice is refused."""
+    refuse_repeated_parameters(query)
+    return query.dict()
+
+
+class OnceEachParameter:
+    """For a serializer that reads a QueryDict: a parameter given twice is refused
+    (refuse_repeated_parameters), but for the serializer's list fields (recall's ``entity``
+    and ``field``) and the parameters it does not read (StrictSerializer refuses them, the
+    mem0 surface ignores them)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, MultiValueDict):
+            fields = self.fields
+            refuse_repeated_parameters(data, repeatable={
+                name for name in data if name not in fields or isinstance(fields[name], serializers.ListField)
+            })
+        return super().to_internal_value(data)
+
+
+class StrictSerializer(OnceEachParameter, serializers.Serializer):
+    """Refuses keys it does not know, so a typo is an error rather than silently ignored,
+    and a query parameter given twice (OnceEachParameter)."""
 
     def to_internal_value(self, data):
         if isinstance(data, dict):

@@ -36,7 +36,7 @@ from ..services.ingest import MAX_CONTENT_LENGTH, MESSAGE_ROLES, MessageInput, m
 from ..services.recall import recall_perform
 from ..subject_selectors import published_fact_locate, subjects_with_published_facts
 from .auth import ApiKeyAuthentication
-from .base import ApiView
+from .base import ApiView, OnceEachParameter
 from .errors import api_exception_handler
 from .fields import IdentifierField, IntegerField
 
@@ -275,7 +275,7 @@ class ListApi(Mem0Api):
 
     InputSerializer = ReadInput
 
-    class PageSerializer(serializers.Serializer):
+    class PageSerializer(OnceEachParameter, serializers.Serializer):
         page = IntegerField(min_value=1, required=False, default=1)
         page_size = IntegerField(min_value=1, max_value=RECALL_MAX_LIMIT, required=False, default=100)
 
@@ -417,7 +417,7 @@ class DeleteAllApi(Mem0Api):
 
     required_scope = Scope.ADMIN
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(OnceEachParameter, serializers.Serializer):
         user_id = IdentifierField(required=False)
         run_id = IdentifierField(required=False)
 

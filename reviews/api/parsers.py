@@ -1,5 +1,5 @@
-"""A strict JSON parser: bounded size and depth, no NaN, no null characters, no lone
-surrogates (SPEC §7 input limits)."""
+"""A strict JSON parser: bounded size and depth, no NaN, no key given twice in an object, no
+null characters, no lone surrogates (SPEC §7 input limits)."""
 import json
 import re
 
@@ -17,6 +17,21 @@ _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 def _refuse_constant(name):
     raise ValueError(f"{name} is not valid JSON")
+
+
+def _refuse_repeated_keys(pairs: list[tuple[str, object]]) -> dict:
+    """An object's members as a dict, unless a key repeats. Python's json keeps a repeated
+    key's last value without a word, and other parsers keep the first: a gateway that
+    checked ``{"user_id": "alice", "user_id": "bob"}`` and this API would disagree on whose
+    memory is written. RFC 8259 leaves it open; refusing leaves no room for doubt."""
+    members = {}
+    for key, value in pairs:
+        if key in members:
+            # Quoted as JSON, ASCII only and cut short: the key is the sender's, of any
+            # length and with any character, lone surrogates included.
+            raise ValueError(f"the key {json.dumps(key[:64])} appears more than once in one object")
+        members[key] = value
+    return members
 
 
 def _check_structure(data) -> None:
@@ -61,7 +76,9 @@ class StrictJSONParser(JSONParser):
         if len(raw) > limit:
             raise PayloadTooLarge(f"The request body is larger than {limit} bytes.")
         try:
-            data = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
+            data = json.loads(
+                raw.decode("utf-8"), parse_constant=_refuse_constant, object_pairs_hook=_refuse_repeated_keys
+            )
         except RecursionError:
             # The C decoder recurses per level: far past MAX_JSON_DEPTH it stops here.
             raise _too_deep() from None

@@ -19,7 +19,7 @@ from ..selectors import (
     review_queue_page,
 )
 from ..services.candidates import candidate_approve, candidate_defer, candidate_reject
-from .base import ApiErrorSerializer, ApiView, StrictSerializer, next_page_url
+from .base import ApiErrorSerializer, ApiView, StrictSerializer, next_page_url, single_valued
 from .fields import FloatField, IdentifierField, IntegerField
 
 
@@ -127,7 +127,7 @@ class ReviewQueueApi(ApiView):
         summary="The review queue: pending_review first, oldest first, keyset-paginated",
     )
     def get(self, request):
-        params = self.InputSerializer(data=request.query_params.dict())
+        params = self.InputSerializer(data=single_valued(request.query_params))
         params.is_valid(raise_exception=True)
         data = dict(params.validated_data)
         limit, token = data.pop("limit"), data.pop("cursor")
