@@ -1,12 +1,12 @@
 """Shared pieces of the API views: scope checks, strict serializers, the tenant."""
 import logging
+from types import SimpleNamespace
 
 from django.utils.datastructures import MultiValueDict
 from django.utils.http import urlencode
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
 from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
@@ -68,7 +68,15 @@ class ApiKeyRateThrottle(SimpleRateThrottle):
 class PlainJsonNegotiation(DefaultContentNegotiation):
     """Agents send no Accept header, or */*, or application/json: answer those with the
     first renderer at once instead of parsing and ranking media types on every request.
-    Anything else (a ?format=, a real Accept list) is negotiated as DRF always does."""
+    A real Accept list is negotiated as DRF always does (406 if nothing fits).
+
+    ``?format=`` picks nothing: the API answers JSON only, so ``format`` is a parameter
+    like any other, which a strict serializer refuses as unknown (400). DRF's override
+    would answer ``?format=json`` that way too, but ``?format=xml`` with a 404 for an
+    operation that exists. DRF reads the override's name from ``self.settings`` alone.
+    """
+
+    settings = SimpleNamespace(URL_FORMAT_OVERRIDE=None)
 
     def select_renderer(self, request, renderers, format_suffix=None):
         first = renderers[0]
@@ -78,11 +86,8 @@ class PlainJsonNegotiation(DefaultContentNegotiation):
 
 
 def asks_for_plain(request, media_type: str) -> bool:
-    """No Accept header, */* or exactly ``media_type``, and no ?format= (a Django or DRF request)."""
-    return (
-        request.META.get("HTTP_ACCEPT", "") in ("", "*/*", media_type)
-        and api_settings.URL_FORMAT_OVERRIDE not in request.GET
-    )
+    """No Accept header, */* or exactly ``media_type`` (a Django or DRF request)."""
+    return request.META.get("HTTP_ACCEPT", "") in ("", "*/*", media_type)
 
 
 class ApiErrorDetailSerializer(serializers.Serializer):

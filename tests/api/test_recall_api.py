@@ -212,6 +212,16 @@ def test_a_client_that_accepts_no_json_is_told_so(recall_client, memory):
     assert RecallRecord.objects.count() == 0  # refused before anything was selected or recorded
 
 
+@pytest.mark.parametrize("format_", ["json", "xml", "api"])
+def test_format_is_not_a_renderer_switch_but_an_unknown_parameter(recall_client, memory, format_):
+    """The API answers JSON only: ``?format=`` is refused as any unknown parameter is, not
+    answered with a 404 for an operation that exists (DRF's way for a format it lacks)."""
+    error = assert_error(recall_client.get(URL, {"user_id": "u1", "format": format_}), 400, "invalid")
+
+    assert error["details"] == {"format": ["Unknown field."]}
+    assert RecallRecord.objects.count() == 0
+
+
 def _prepared_statements():
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement, generic_plans + custom_plans FROM pg_prepared_statements")
