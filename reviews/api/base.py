@@ -160,8 +160,12 @@ class ApiView(APIView):
         return Actor.api_key(self.request.auth)
 
 
-def refuse_repeated_parameters(query: MultiValueDict, *, repeatable=frozenset()) -> None:
-    """Refuse a query parameter given more than once, but for those named ``repeatable``.
+def _never(name: str) -> bool:
+    return False
+
+
+def refuse_repeated_parameters(query: MultiValueDict, *, repeatable=_never) -> None:
+    """Refuse a query parameter given more than once, unless ``repeatable(name)``.
 
     Django's QueryDict hands over a repeated parameter's last value without a word, other
     servers its first: a gateway that checked ``?user_id=alice&user_id=bob`` one way and
@@ -171,7 +175,7 @@ def refuse_repeated_parameters(query: MultiValueDict, *, repeatable=frozenset())
     repeated = {
         name: [f"Given {len(values)} times; give it once."]
         for name, values in query.lists()
-        if len(values) > 1 and name not in repeatable
+        if len(values) > 1 and not repeatable(name)
     }
     if repeated:
         raise serializers.ValidationError(repeated)
@@ -194,9 +198,9 @@ class OnceEachParameter:
     def to_internal_value(self, data):
         if isinstance(data, MultiValueDict):
             fields = self.fields
-            refuse_repeated_parameters(data, repeatable={
-                name for name in data if name not in fields or isinstance(fields[name], serializers.ListField)
-            })
+            refuse_repeated_parameters(
+                data, repeatable=lambda name: name not in fields or isinstance(fields[name], serializers.ListField)
+            )
         return super().to_internal_value(data)
 
 
