@@ -77,7 +77,8 @@ class StrictJSONParser(JSONParser):
             raise PayloadTooLarge(f"The request body is larger than {limit} bytes.")
         try:
             data = json.loads(
-                raw.decode("utf-8"), parse_constant=_refuse_constant, object_pairs_hook=_refuse_repeated_keys
+                # utf-8-sig: a leading byte order mark is read past (RFC 8259 allows it).
+                raw.decode("utf-8-sig"), parse_constant=_refuse_constant, object_pairs_hook=_refuse_repeated_keys
             )
         except RecursionError:
             # The C decoder recurses per level: far past MAX_JSON_DEPTH it stops here.

@@ -93,6 +93,19 @@ def test_a_surrogate_pair_is_an_ordinary_character(ingest_client):
     assert Message.objects.get().content == "\U0001F600"
 
 
+def test_a_leading_byte_order_mark_is_read_past(ingest_client):
+    """RFC 8259 lets a parser ignore one, and some clients (PowerShell's) still send it."""
+    body = '{"messages": [{"id": "m-1", "thread_id": "t-1", "user_id": "u1", "role": "user", "content": "hi"}]}'
+    assert ingest_client.post_json("/api/v1/messages", "\ufeff".encode() + body.encode()).status_code == 202
+    assert Message.objects.get().content == "hi"
+
+
+def test_a_byte_order_mark_anywhere_else_is_still_malformed(ingest_client):
+    body = '{"messages": [\ufeff{"id": "m-1", "thread_id": "t-1", "user_id": "u1", "role": "user", "content": "hi"}]}'
+    assert_error(ingest_client.post_json("/api/v1/messages", body.encode()), 400, "malformed_request")
+    assert not Message.objects.exists()
+
+
 # --- Booleans are not numbers ---------------------------------------------------------------
 
 
