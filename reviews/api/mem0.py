@@ -163,9 +163,18 @@ def memory_bodies(facts: list[dict], *, user_id: str, scores: list[float] | None
     ]
 
 
+IDENTITY_KEYS = ("user_id", "run_id")
+NAMED_TWICE = {
+    "user_id": "Two different users are named; name one.",
+    "run_id": "Two different runs (threads) are named; name one.",
+}
+
+
 class IdentityFilters(serializers.Serializer):
     """mem0 names the subject in ``filters`` (``{"user_id": …}``, or ``{"AND": [{"user_id": …},
-    {"run_id": …}]}``); ``run_id`` is the thread. Agents, apps and other keys are ignored."""
+    {"run_id": …}]}``); ``run_id`` is the thread. Agents, apps and other keys are ignored.
+    Two different users (or runs) in one filter are refused: ``AND`` of two users matches
+    nobody, and reading either one would be a guess."""
 
     def to_internal_value(self, data):
         if not isinstance(data, dict):
@@ -176,8 +185,13 @@ class IdentityFilters(serializers.Serializer):
             raise serializers.ValidationError({"AND": ["Expected a list of conditions."]})
         flat = {}
         for item in [data, *conditions]:
-            if isinstance(item, dict):
-                flat.update({key: value for key, value in item.items() if key in ("user_id", "run_id")})
+            if not isinstance(item, dict):
+                continue
+            for key in IDENTITY_KEYS:
+                if key in item:
+                    if key in flat and flat[key] != item[key]:
+                        raise serializers.ValidationError({key: [NAMED_TWICE[key]]})
+                    flat[key] = item[key]
         for key, value in flat.items():
             try:
                 validate_identifier(value, name=key)
@@ -187,8 +201,12 @@ class IdentityFilters(serializers.Serializer):
 
 
 def identity(data: dict) -> tuple[str, str]:
-    """The subject and thread of a request: top-level ``user_id``/``run_id`` win over filters."""
+    """The subject and thread of a request, named at the top level (``user_id``, ``run_id``)
+    or in ``filters``, or in both alike; two different ones are refused."""
     filters = data.get("filters") or {}
+    for key in IDENTITY_KEYS:
+        if data.get(key) and filters.get(key) and data[key] != filters[key]:
+            raise serializers.ValidationError({key: [NAMED_TWICE[key]]})
     user_id = data.get("user_id") or filters.get("user_id")
     if not user_id:
         raise serializers.ValidationError({"filters": ["Name the user: filters={'user_id': '…'}."]})

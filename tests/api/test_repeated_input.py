@@ -136,3 +136,49 @@ def test_a_repeated_parameter_from_a_stranger_is_still_a_401(client):
 
     assert response.status_code == 401, response.content
     assert not RecallRecord.objects.exists()
+
+
+# The mem0 surface names the subject (and thread) at the top level or in `filters`.
+TWO_USERS = {
+    "top level and filters": {"user_id": "alice", "filters": {"user_id": "bob"}},
+    "filters and AND": {"filters": {"user_id": "alice", "AND": [{"user_id": "bob"}]}},
+    "within AND": {"filters": {"AND": [{"user_id": "alice"}, {"user_id": "bob"}]}},
+}
+
+
+@pytest.mark.parametrize("path", ["/compat/mem0/v3/memories/", "/compat/mem0/v3/memories/search/"])
+@pytest.mark.parametrize("body", TWO_USERS.values(), ids=TWO_USERS.keys())
+def test_a_mem0_read_that_names_two_users_is_refused(every_scope, tenant, publish, path, body):
+    publish(tenant, "alice", entity_id="alice", field="location", value="Berlin")
+    publish(tenant, "bob", entity_id="bob", field="location", value="Paris")
+
+    response = every_scope.post_json(path, {"query": "where", **body})
+
+    assert response.status_code == 400, response.content
+    details = json.dumps(response.json()["error"]["details"])
+    assert "Two different users are named; name one." in details
+    assert "Paris" not in response.content.decode() and "Berlin" not in response.content.decode()
+    assert not RecallRecord.objects.exists()
+
+
+def test_a_mem0_add_that_names_two_runs_stores_nothing(every_scope):
+    before = dump_all_tables()
+    body = {"messages": [{"role": "user", "content": "I live in Berlin."}], "user_id": "alice",
+            "run_id": "r-1", "filters": {"run_id": "r-2"}}
+
+    response = every_scope.post_json("/compat/mem0/v3/memories/add/", body)
+
+    assert response.status_code == 400, response.content
+    assert "Two different runs (threads) are named; name one." in json.dumps(response.json()["error"]["details"])
+    assert dump_all_tables() == before
+
+
+def test_the_same_user_named_twice_alike_is_one_user(every_scope, tenant, publish):
+    publish(tenant, "alice", entity_id="alice", field="location", value="Berlin")
+    body = {"user_id": "alice", "filters": {"user_id": "alice", "AND": [{"user_id": "alice"}]}}
+
+    response = every_scope.post_json("/compat/mem0/v3/memories/", body)
+
+    assert response.status_code == 200, response.content
+    results = response.json()["results"]
+    assert [(memory["user_id"], memory["metadata"]["value"]) for memory in results] == [("alice", "Berlin")]
