@@ -10,23 +10,30 @@ through the policy and a deletion returns its receipt, every write audited.
 """
 from __future__ import annotations
 
+import json
+from http import HTTPStatus
 from typing import Any
 
 from pydantic import StrictFloat, StrictInt
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.db import close_old_connections
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+from starlette.responses import Response
 
 from .actors import Actor
 from .api.candidates import CandidateInputSerializer
+from .api.parsers import RepeatedKey, refuse_repeated_keys
 from .api.recall import RecallApi
 from .errors import DomainError
 from .identifiers import validate_identifier
+from .middleware import drain_bound
 from .models import ApiKey, Scope
 from .selectors import RecallQuery
 from .services.candidates import CandidateInput, candidates_submit
@@ -55,6 +62,96 @@ class ApiKeyVerifier:
         if key is None:
             return None
         return AccessToken(token=token, client_id=str(Actor.api_key(key)), scopes=list(key.scopes))
+
+
+class CheckedBodies:
+    """ASGI middleware around the SDK's app: what the API's parser refuses in a body, the
+    MCP server refuses too, before the SDK reads it (it would take both).
+
+    - A body over ``MEMORY_MAX_BODY_BYTES``: a JSON-RPC error with HTTP 413, after the
+      rest of the body was read and thrown away (up to the API's bound), so the client
+      can read it. The SDK reads any body whole into memory.
+    - A key given twice in one object (reviews/api/parsers.py, ``refuse_repeated_keys``):
+      a JSON-RPC parse error with HTTP 400, as the SDK answers malformed JSON. The SDK
+      keeps a repeated key's last value: ``{"user_id": "alice", "user_id": "bob"}`` in a
+      tool's arguments would recall bob. Only for a caller with a valid key; anyone else
+      gets the SDK's 401 and learns nothing about the body.
+
+    Anything else, malformed JSON included, is the SDK's to answer, from the same bytes.
+    """
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        received, size = [], 0
+        while True:
+            message = await receive()
+            received.append(message)
+            if message["type"] != "http.request":
+                break  # the client went away: the SDK sees that too
+            size += len(message.get("body", b""))
+            if size > limit:
+                await _drain(receive, message, size, drain_bound(limit))
+                await _json_rpc_error(scope, send, HTTPStatus.REQUEST_ENTITY_TOO_LARGE, INVALID_REQUEST,
+                                      f"The request body is larger than {limit} bytes.")
+                return
+            if not message.get("more_body"):
+                break
+        body = b"".join(message.get("body", b"") for message in received if message["type"] == "http.request")
+        problem = _repeated_key(body)
+        if problem and await _caller_is_known(scope):
+            await _json_rpc_error(scope, send, HTTPStatus.BAD_REQUEST, PARSE_ERROR, f"Parse error: {problem}")
+            return
+
+        async def replay():
+            return received.pop(0) if received else await receive()
+
+        await self.app(scope, replay, send)
+
+
+async def _drain(receive, message, size: int, bound: int) -> None:
+    while message.get("more_body") and size <= bound:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        size += len(message.get("body", b""))
+
+
+def _repeated_key(body: bytes) -> str | None:
+    """What ``refuse_repeated_keys`` says of ``body``; None if no key repeats, or if the body
+    is not JSON at all (the SDK says so in its own words)."""
+    try:
+        json.loads(body.decode("utf-8-sig"), object_pairs_hook=refuse_repeated_keys)
+    except RepeatedKey as repeated:
+        return str(repeated)
+    except (ValueError, RecursionError):
+        return None
+    return None
+
+
+async def _caller_is_known(scope) -> bool:
+    header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return False
+    return await ApiKeyVerifier().verify_token(token.strip()) is not None
+
+
+async def _json_rpc_error(scope, send, status: HTTPStatus, code: int, message: str) -> None:
+    """The error as the SDK shapes its own (a JSON-RPC error without an id)."""
+    error = JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=code, message=message))
+    response = Response(error.model_dump_json(by_alias=True, exclude_unset=True), status_code=status,
+                        media_type="application/json")
+    await response(scope, _nothing_more, send)
+
+
+async def _nothing_more():
+    return {"type": "http.disconnect"}
 
 
 def _authenticate(raw_key: str) -> ApiKey | None:

@@ -38,6 +38,12 @@ _DRAIN_FLOOR = 16 * 1024 * 1024
 _DRAIN_CHUNK = 64 * 1024
 
 
+def drain_bound(limit: int) -> int:
+    """How much of a body over ``limit`` is read and thrown away before the 413 (here and
+    in the MCP server, reviews/mcp.py)."""
+    return max(_DRAIN_FLOOR, 4 * limit)
+
+
 def _declared_length(request) -> int:
     try:
         return max(0, int(request.META.get("CONTENT_LENGTH") or 0))
@@ -61,8 +67,7 @@ class BodyLimitMiddleware:
         declared = _declared_length(request)
         if limit is None or declared <= limit or not is_api_path(request.path):
             return self.get_response(request)
-        drain = max(_DRAIN_FLOOR, 4 * limit)
-        if declared <= drain:
+        if declared <= drain_bound(limit):
             while request.read(_DRAIN_CHUNK):
                 pass
         response = json_error("payload_too_large", f"The request body is larger than {limit} bytes.", 413)

@@ -19,17 +19,22 @@ def _refuse_constant(name):
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _refuse_repeated_keys(pairs: list[tuple[str, object]]) -> dict:
-    """An object's members as a dict, unless a key repeats. Python's json keeps a repeated
-    key's last value without a word, and other parsers keep the first: a gateway that
-    checked ``{"user_id": "alice", "user_id": "bob"}`` and this API would disagree on whose
-    memory is written. RFC 8259 leaves it open; refusing leaves no room for doubt."""
+class RepeatedKey(ValueError):
+    """A key given twice in one JSON object."""
+
+
+def refuse_repeated_keys(pairs: list[tuple[str, object]]) -> dict:
+    """An object's members as a dict (``json.loads``'s ``object_pairs_hook``), unless a key
+    repeats. Python's json keeps a repeated key's last value without a word, and other
+    parsers keep the first: a gateway that checked ``{"user_id": "alice", "user_id": "bob"}``
+    and this API would disagree on whose memory is written. RFC 8259 leaves it open;
+    refusing leaves no room for doubt. The MCP server applies it too (reviews/mcp.py)."""
     members = {}
     for key, value in pairs:
         if key in members:
             # Quoted as JSON, ASCII only and cut short: the key is the sender's, of any
             # length and with any character, lone surrogates included.
-            raise ValueError(f"the key {json.dumps(key[:64])} appears more than once in one object")
+            raise RepeatedKey(f"the key {json.dumps(key[:64])} appears more than once in one object")
         members[key] = value
     return members
 
@@ -78,7 +83,7 @@ class StrictJSONParser(JSONParser):
         try:
             data = json.loads(
                 # utf-8-sig: a leading byte order mark is read past (RFC 8259 allows it).
-                raw.decode("utf-8-sig"), parse_constant=_refuse_constant, object_pairs_hook=_refuse_repeated_keys
+                raw.decode("utf-8-sig"), parse_constant=_refuse_constant, object_pairs_hook=refuse_repeated_keys
             )
         except RecursionError:
             # The C decoder recurses per level: far past MAX_JSON_DEPTH it stops here.

@@ -206,3 +206,58 @@ def test_bad_arguments_are_tool_errors_and_store_nothing(mcp_url, key, tenant):
     assert boolean.is_error and "confidence" in text_of(boolean)  # not taken as 1.0 and auto-approved
     assert control.is_error and "user_id" in text_of(control)
     assert not Candidate.objects.filter(value="Alice").exists()
+
+
+# Bodies the API's parser refuses, refused by the MCP server before the SDK reads them
+# (reviews/mcp.py, CheckedBodies).
+
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+TWO_USERS_CALL = (
+    '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "recall_memories",'
+    ' "arguments": {"user_id": "alice", "user_id": "bob"}}}'
+)
+
+
+def test_a_key_given_twice_is_a_parse_error_with_nothing_recalled(mcp_url, key, memory):
+    _, raw = key(Scope.RECALL)
+
+    response = httpx.post(mcp_url, headers={**MCP_HEADERS, "Authorization": f"Bearer {raw}"}, content=TWO_USERS_CALL)
+
+    assert response.status_code == 400, response.text
+    assert response.json() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32700, "message": 'Parse error: the key "user_id" appears more than once in one object'},
+    }
+    assert not RecallRecord.objects.exists()
+
+
+def test_a_stranger_learns_nothing_of_the_body(mcp_url):
+    response = httpx.post(mcp_url, headers={**MCP_HEADERS, "Authorization": "Bearer mp_not-a-key"}, content=TWO_USERS_CALL)
+
+    assert response.status_code == 401, response.text
+    assert "appears more than once" not in response.text
+
+
+def test_malformed_json_is_still_the_sdks_to_answer(mcp_url, key):
+    _, raw = key(Scope.RECALL)
+
+    response = httpx.post(mcp_url, headers={**MCP_HEADERS, "Authorization": f"Bearer {raw}"}, content=b'{"jsonrpc": ')
+
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == -32700 and error["message"].startswith("Parse error: ")
+    assert "appears more than once" not in error["message"]
+
+
+def test_a_body_over_the_limit_is_a_413_the_client_reads(mcp_url, key, settings):
+    _, raw = key(Scope.RECALL)
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE  # the server's too: both read MEMORY_MAX_BODY_BYTES
+    call = {"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+            "params": {"name": "recall_memories", "arguments": {"user_id": "alice", "query": "x" * (limit + 1)}}}
+
+    response = httpx.post(mcp_url, headers={**MCP_HEADERS, "Authorization": f"Bearer {raw}"}, json=call, timeout=30)
+
+    assert response.status_code == 413, response.text
+    assert response.json()["error"] == {"code": -32600, "message": f"The request body is larger than {limit} bytes."}
+    assert not RecallRecord.objects.exists()

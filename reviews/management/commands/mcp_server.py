@@ -3,7 +3,7 @@ import uvicorn
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from reviews.mcp import build_server
+from reviews.mcp import CheckedBodies, build_server
 
 
 class Command(BaseCommand):
@@ -21,7 +21,9 @@ class Command(BaseCommand):
     def handle(self, *args, host, port, public_url, **options):
         public_url = (public_url or f"http://{host}:{port}").rstrip("/")
         server = build_server(public_url=public_url)
-        app = server.streamable_http_app(host=host)
+        # What the API's parser refuses in a body (too large, a key given twice) is refused
+        # here too, before the SDK reads it.
+        app = CheckedBodies(server.streamable_http_app(host=host))
         self.stdout.write(f"MCP server at {public_url}/mcp (Authorization: Bearer <API key>)", ending="\n")
         self.stdout.flush()
         log_level = "debug" if settings.DEBUG and options["verbosity"] > 1 else "warning"
