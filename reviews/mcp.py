@@ -10,7 +10,6 @@ through the policy and a deletion returns its receipt, every write audited.
 """
 from __future__ import annotations
 
-import json
 from http import HTTPStatus
 from typing import Any
 
@@ -28,8 +27,9 @@ from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from starlette.responses import Response
 
 from .actors import Actor
+from .api.auth import key_in_authorization
 from .api.candidates import CandidateInputSerializer
-from .api.parsers import RepeatedKey, refuse_repeated_keys
+from .api.parsers import RepeatedKey, strict_loads
 from .api.recall import RecallApi
 from .errors import DomainError
 from .identifiers import validate_identifier
@@ -71,7 +71,7 @@ class CheckedBodies:
     - A body over ``MEMORY_MAX_BODY_BYTES``: a JSON-RPC error with HTTP 413, after the
       rest of the body was read and thrown away (up to the API's bound), so the client
       can read it. The SDK reads any body whole into memory.
-    - A key given twice in one object (reviews/api/parsers.py, ``refuse_repeated_keys``):
+    - A key given twice in one object (reviews/api/parsers.py, ``strict_loads``):
       a JSON-RPC parse error with HTTP 400, as the SDK answers malformed JSON. The SDK
       keeps a repeated key's last value: ``{"user_id": "alice", "user_id": "bob"}`` in a
       tool's arguments would recall bob. Only for a caller with a valid key; anyone else
@@ -123,23 +123,20 @@ async def _drain(receive, message, size: int, bound: int) -> None:
 
 
 def _repeated_key(body: bytes) -> str | None:
-    """What ``refuse_repeated_keys`` says of ``body``; None if no key repeats, or if the body
-    is not JSON at all (the SDK says so in its own words)."""
+    """What the API's parser says of a key given twice in ``body``; None if none is, or if
+    the body is not JSON at all (the SDK says so in its own words)."""
     try:
-        json.loads(body.decode("utf-8-sig"), object_pairs_hook=refuse_repeated_keys)
+        strict_loads(body)
     except RepeatedKey as repeated:
         return str(repeated)
     except (ValueError, RecursionError):
-        return None
+        pass
     return None
 
 
 async def _caller_is_known(scope) -> bool:
-    header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        return False
-    return await ApiKeyVerifier().verify_token(token.strip()) is not None
+    token = key_in_authorization(dict(scope["headers"]).get(b"authorization", b"").decode("latin-1"))
+    return token is not None and await ApiKeyVerifier().verify_token(token) is not None
 
 
 async def _json_rpc_error(scope, send, status: HTTPStatus, code: int, message: str) -> None:

@@ -21,6 +21,15 @@ class ApiKeyPrincipal:
         return str(Actor.api_key(self.key))
 
 
+def key_in_authorization(header: str, *, keyword: str = "Bearer") -> str | None:
+    """The key in an ``Authorization: <keyword> <key>`` header's value; None for anything
+    else. The API's and the MCP server's one reading of it (reviews/mcp.py)."""
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != keyword.lower() or not token.strip():
+        return None
+    return token.strip()
+
+
 class ApiKeyAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
 
@@ -28,10 +37,10 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         header = authentication.get_authorization_header(request).decode("latin-1")
         if not header:
             return None
-        scheme, _, raw_key = header.partition(" ")
-        if scheme.lower() != self.keyword.lower() or not raw_key.strip():
+        raw_key = key_in_authorization(header, keyword=self.keyword)
+        if raw_key is None:
             raise exceptions.AuthenticationFailed("Use 'Authorization: Bearer <key>'.")
-        key = api_key_authenticate(raw_key.strip())
+        key = api_key_authenticate(raw_key)
         if key is None:
             raise exceptions.AuthenticationFailed("Unknown or revoked API key.")
         return ApiKeyPrincipal(key), key

@@ -28,7 +28,7 @@ def refuse_repeated_keys(pairs: list[tuple[str, object]]) -> dict:
     repeats. Python's json keeps a repeated key's last value without a word, and other
     parsers keep the first: a gateway that checked ``{"user_id": "alice", "user_id": "bob"}``
     and this API would disagree on whose memory is written. RFC 8259 leaves it open;
-    refusing leaves no room for doubt. The MCP server applies it too (reviews/mcp.py)."""
+    refusing leaves no room for doubt. The MCP server refuses it too (through strict_loads)."""
     members = {}
     for key, value in pairs:
         if key in members:
@@ -37,6 +37,13 @@ def refuse_repeated_keys(pairs: list[tuple[str, object]]) -> dict:
             raise RepeatedKey(f"the key {json.dumps(key[:64])} appears more than once in one object")
         members[key] = value
     return members
+
+
+def strict_loads(raw: bytes):
+    """``raw`` decoded and parsed as the API reads a body: UTF-8, a leading byte order mark
+    read past (RFC 8259 allows it), no NaN or Infinity, no key given twice (RepeatedKey).
+    Raises ValueError (UnicodeDecodeError, JSONDecodeError, RepeatedKey) or RecursionError."""
+    return json.loads(raw.decode("utf-8-sig"), parse_constant=_refuse_constant, object_pairs_hook=refuse_repeated_keys)
 
 
 def _check_structure(data) -> None:
@@ -81,10 +88,7 @@ class StrictJSONParser(JSONParser):
         if len(raw) > limit:
             raise PayloadTooLarge(f"The request body is larger than {limit} bytes.")
         try:
-            data = json.loads(
-                # utf-8-sig: a leading byte order mark is read past (RFC 8259 allows it).
-                raw.decode("utf-8-sig"), parse_constant=_refuse_constant, object_pairs_hook=refuse_repeated_keys
-            )
+            data = strict_loads(raw)
         except RecursionError:
             # The C decoder recurses per level: far past MAX_JSON_DEPTH it stops here.
             raise _too_deep() from None
