@@ -1,13 +1,17 @@
 """Shared pieces of the API views: scope checks, strict serializers, the tenant."""
 import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
 from types import SimpleNamespace
 
 from django.utils.datastructures import MultiValueDict
 from django.utils.http import urlencode
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
+from rest_framework.fields import empty
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.throttling import SimpleRateThrottle
+from rest_framework.utils.html import is_html_input
 from rest_framework.views import APIView
 
 from ..actors import Actor
@@ -226,19 +230,96 @@ class FlatQuerySerializer(StrictSerializer):
     nothing to it, so every instance of a class shares one set of fields, bound once
     (to the first instance; nothing these fields do reads their parent or its context).
     Validation, its errors and their order are DRF's own. Not for nested serializers,
-    nor for fields that read the context (a CurrentUserDefault).
+    nor for fields that read the context (a CurrentUserDefault), nor for partial
+    validation (DRF reads ``partial`` from the serializer a field is bound to: here, the
+    class's first instance), which is refused.
     """
+
+    def __init__(self, *args, **kwargs):
+        if kwargs.get("partial"):
+            raise TypeError(f"{type(self).__name__} validates whole queries, never partial ones.")
+        super().__init__(*args, **kwargs)
 
     @property
     def fields(self):
-        cls = type(self)
-        bound = cls.__dict__.get("_bound_fields")
-        if bound is None:
+        return self._binding().fields
+
+    @classmethod
+    def _binding(cls) -> "_Binding":
+        binding = cls.__dict__.get("_bound")
+        if binding is None:
             # DRF's own binding, once per class; concurrent first requests may each bind
             # a set, and the last one stays: they are alike.
-            bound = super().fields
-            cls._bound_fields = bound
-        return bound
+            fields = super(FlatQuerySerializer, cls()).fields
+            binding = _Binding(
+                fields=fields,
+                writable=tuple(field for field in fields.values() if not field.read_only),
+                defaultable=tuple(
+                    (name, field, _form_gives_default(field))
+                    for name, field in fields.items()
+                    if not field.read_only and not field.required and field.default is not empty
+                    and not hasattr(cls, f"validate_{name}")
+                ),
+            )
+            cls._bound = binding
+        return binding
+
+    # The fields this request leaves out that were given their default at once (set by
+    # to_internal_value, read by _writable_fields).
+    _defaulted: Mapping = {}
+
+    def to_internal_value(self, data):
+        """A recall names one or two of its eight parameters. DRF walks every field the
+        request leaves out as well (its value looked up, found empty, found not required,
+        the default fetched: a third of a recall's validation, 15 of 45 µs). A field left
+        out that has a default, is not required and has no ``validate_<field>`` method is
+        given what DRF would give it, its default, at once. The rest, what the request
+        sent included, go through DRF as ever, and so does everything when the data is
+        not a mapping.
+        """
+        if not isinstance(data, Mapping):
+            return super().to_internal_value(data)
+        html = is_html_input(data)
+        self._defaulted = defaults = {
+            name: field.get_default()
+            for name, field, form_gives_default in self._binding().defaultable
+            if name not in data and (form_gives_default or not html)
+        }
+        validated = super().to_internal_value(data)
+        validated.update(defaults)
+        return validated
+
+    @property
+    def _writable_fields(self):
+        defaulted = self._defaulted
+        return (field for field in self._binding().writable if field.field_name not in defaulted)
+
+
+@dataclass(frozen=True)
+class _Binding:
+    """A FlatQuerySerializer class's fields, bound once, and what its validation reads of them."""
+
+    fields: dict
+    writable: tuple  # DRF's _writable_fields
+    defaultable: tuple  # (name, field, _form_gives_default(field)): may be defaulted at once
+
+
+def _form_gives_default(field) -> bool:
+    """Does DRF give a field that a form (a QueryDict) leaves out its default, unchanged?
+
+    DRF reads a form's absent field as ``default_empty_html``: ``empty`` for most fields,
+    which then take their default; for a BooleanField an unticked box, which DRF sets to the
+    field's default and then validates (a bool comes out as it went in, unless a validator
+    of the field's own refuses it).
+    """
+    if field.default_empty_html is empty:
+        return True
+    return (
+        isinstance(field, serializers.BooleanField)
+        and field.default_empty_html is field.default
+        and isinstance(field.default, bool)
+        and not field.validators
+    )
 
 
 def next_page_url(request, cursor: str) -> str:
