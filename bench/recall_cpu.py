@@ -12,7 +12,8 @@ handler exactly as gunicorn calls it:
   this machine and permission to read the backend's stat, as root or as postgres);
 * Redis's CPU (``INFO cpu``) for the stream mode, whose records are written by the drain
   in this same process every ``--batch`` recalls (50: what the drain process's 50 ms
-  linger collects at 1,000 recalls/s), its CPU and its backend's counted as well.
+  linger collects at 1,000 recalls/s), one batch a read as ``recall_records_drain
+  --follow`` takes them, its CPU and its backend's counted as well.
 
 Modes, alternated round by round: the floor (``bench/settings.py``'s one-row view), recall
 writing its record (durable commit), recall handing its record to a Redis stream (plus the
@@ -131,7 +132,9 @@ def main() -> None:
         for number in range(1, requests + 1):
             request("recall" if mode != "floor" else "floor")
             if mode == "stream" and number % args.batch == 0:
-                drained += recall_records_drain().written
+                # As the follow mode drains: one read of the stream per batch, no look for
+                # entries another drain left (it does that every few seconds).
+                drained += recall_records_drain(max_batches=1, take_over=False).written
         wall = time.perf_counter() - wall0
         if mode == "stream":
             drained += recall_records_drain().written
