@@ -451,7 +451,9 @@ def _insert_many(rows: list[dict]) -> int:
     batch = json.dumps([{**row, "created_at": row["created_at"].isoformat()} for row in rows],
                        ensure_ascii=False, separators=(",", ":"))
     cutoff = timezone.now() - timedelta(days=settings.MEMORY_RECALL_RETENTION_DAYS)
-    with connection.cursor() as cursor:
+    # Prepared (on a persistent connection): the drain runs this statement batch after
+    # batch, and bound on the server the batch's JSON is not escaped into the text.
+    with prepared_cursor() as cursor:
         try:
             with transaction.atomic():
                 cursor.execute(_INSERT_MANY, [batch, cutoff])

@@ -226,6 +226,19 @@ def test_drains_running_at_once_write_each_record_once(stream, tenant, memory):
     assert stream.xlen(KEY) == 0
 
 
+def test_the_drains_statement_is_planned_once_per_connection(stream, tenant, memory):
+    for batch in range(3):
+        for _ in range(2):
+            recall_perform(tenant=tenant, query=RecallQuery(user_id="u1"), actor=AGENT, may_see_sensitive=False)
+        assert recall_records_drain().written == 2
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT generic_plans + custom_plans FROM pg_prepared_statements "
+                       "WHERE statement LIKE '%%jsonb_to_recordset%%'")
+        assert [runs for (runs,) in cursor.fetchall()] == [3]  # one statement, run for each batch
+    assert RecallRecord.objects.count() == 6
+
+
 def test_records_go_to_their_own_tenant_and_stay_out_of_the_others_pages(
     stream, tenant, other_tenant, memory, make_client, client, auditor
 ):
