@@ -280,12 +280,19 @@ def run_wrk(*, mode: str, port: int, top: int, key: str, connections: int, secon
     return result
 
 
+def add_seed_arguments(parser: argparse.ArgumentParser, *, facts: int = 1_000_000, subjects: int = 100_000,
+                       database: str = "mp_bench_recall") -> None:
+    """The options ``prepare()`` reads: how much to seed, into which database, and whether
+    to keep what an earlier run seeded there."""
+    parser.add_argument("--facts", type=int, default=facts)
+    parser.add_argument("--subjects", type=int, default=subjects)
+    parser.add_argument("--database", default=database)
+    parser.add_argument("--reuse", action="store_true", help="Keep the seeded database of an earlier run.")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--facts", type=int, default=1_000_000)
-    parser.add_argument("--subjects", type=int, default=100_000)
-    parser.add_argument("--database", default="mp_bench_recall")
-    parser.add_argument("--reuse", action="store_true", help="Keep the seeded database of an earlier run.")
+    add_seed_arguments(parser)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--seconds", type=int, default=3, help="Per slice.")
     parser.add_argument("--rounds", type=int, default=8, help="Slices of each, alternating.")

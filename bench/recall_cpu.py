@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.recall import prepare  # noqa: E402
+from bench.recall import add_seed_arguments, prepare  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -55,10 +55,7 @@ def redis_cpu(client) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--facts", type=int, default=100_000)
-    parser.add_argument("--subjects", type=int, default=10_000)
-    parser.add_argument("--database", default="mp_bench_recall_cpu")
-    parser.add_argument("--reuse", action="store_true", help="Keep the seeded database of an earlier run.")
+    add_seed_arguments(parser, facts=100_000, subjects=10_000, database="mp_bench_recall_cpu")
     parser.add_argument("--requests", type=int, default=2000, help="Per mode and round.")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")

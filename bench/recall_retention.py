@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.common import ensure_database  # noqa: E402
-from bench.recall import SERVER, run_wrk, seed, start_server  # noqa: E402
+from bench.recall import SERVER, add_seed_arguments, run_wrk, seed, start_server  # noqa: E402
 
 
 def seed_records(tenant_id: int, subjects: int, records: int, days: int) -> None:
@@ -68,11 +68,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=10_000_000)
     parser.add_argument("--days", type=int, default=120)
-    parser.add_argument("--facts", type=int, default=100_000)
-    parser.add_argument("--subjects", type=int, default=10_000)
     parser.add_argument("--retention-days", type=int, default=90)
-    parser.add_argument("--database", default="mp_bench_recall_retention")
-    parser.add_argument("--reuse", action="store_true", help="Keep the seeded database of an earlier run.")
+    add_seed_arguments(parser, facts=100_000, subjects=10_000, database="mp_bench_recall_retention")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--seconds", type=int, default=5, help="Per slice before the sweep.")
     parser.add_argument("--rounds", type=int, default=4, help="Slices before the sweep.")

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.common import free_port  # noqa: E402
-from bench.recall import prepare, run_wrk, server_env, start_drain, stop_drain  # noqa: E402
+from bench.recall import add_seed_arguments, prepare, run_wrk, server_env, start_drain, stop_drain  # noqa: E402
 
 SLOW_MS = 10
 
@@ -70,10 +70,7 @@ def quantile(ordered: list[float], q: float) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--facts", type=int, default=1_000_000)
-    parser.add_argument("--subjects", type=int, default=100_000)
-    parser.add_argument("--database", default="mp_bench_recall")
-    parser.add_argument("--reuse", action="store_true", help="Keep the seeded database of an earlier run.")
+    add_seed_arguments(parser)
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--seconds", type=int, default=3, help="Per slice.")
     parser.add_argument("--connections", type=int, default=16)
