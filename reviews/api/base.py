@@ -228,11 +228,11 @@ class FlatQuerySerializer(StrictSerializer):
     shallow copies, still 55–80 µs of a recall's CPU, a third of its validation). Flat
     fields carry no per-request state: validating reads a field's settings and writes
     nothing to it, so every instance of a class shares one set of fields, bound once
-    (to the first instance; nothing these fields do reads their parent or its context).
+    (to an instance made for that; nothing these fields do reads their parent or its context).
     Validation, its errors and their order are DRF's own. Not for nested serializers,
     nor for fields that read the context (a CurrentUserDefault), nor for partial
-    validation (DRF reads ``partial`` from the serializer a field is bound to: here, the
-    class's first instance), which is refused.
+    validation (DRF reads ``partial`` from the serializer a field is bound to: here, not
+    the one validating), which is refused.
     """
 
     def __init__(self, *args, **kwargs):

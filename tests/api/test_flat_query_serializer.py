@@ -102,7 +102,7 @@ def test_each_request_gets_a_default_list_of_its_own():
 
 
 def test_partial_validation_is_refused():
-    # The fields are bound to the class's first instance, whose `partial` DRF would read.
+    # The fields are bound to an instance of their own, whose `partial` DRF would read.
     with pytest.raises(TypeError, match="never partial"):
         Flat(data={"q": "x"}, partial=True)
 
