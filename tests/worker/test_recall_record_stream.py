@@ -331,6 +331,67 @@ def test_an_unreadable_entry_is_set_aside_and_does_not_block_the_rest(stream, me
     assert "cannot be read" in caplog.text
 
 
+def test_the_recalls_own_entries_are_written_as_sent_without_reading_each(
+    stream, memory, recall_client, monkeypatch
+):
+    """The common batch goes to PostgreSQL as the recalls encoded it: no entry is decoded
+    and encoded again in Python."""
+    recall_ids = [recall(recall_client, q=f"tea {number}")["recall_id"] for number in range(3)]
+    read_one_by_one = []
+    decode = recall_records._decode
+    monkeypatch.setattr(recall_records, "_decode", lambda fields: read_one_by_one.append(fields) or decode(fields))
+
+    report = recall_records_drain()
+
+    assert (report.written, report.skipped, report.unreadable, report.batches) == (3, 0, 0, 1)
+    assert read_one_by_one == []
+    assert sorted(RecallRecord.objects.values_list("pk", flat=True)) == sorted(recall_ids)
+    assert [record.query["q"] for record in RecallRecord.objects.order_by("pk")] == ["tea 0", "tea 1", "tea 2"]
+
+
+def _foreign(tenant, changes: dict) -> str:
+    """An entry a recall would have written, then changed: ``None`` leaves the key out."""
+    entry = {"id": 10**12 + 7, "tenant_id": tenant.pk, "user_id": "u1", "caller": "api_key:x",
+             "query": {}, "facts": [], "created_at": timezone.now().isoformat()}
+    entry.update(changes)
+    return json.dumps({name: value for name, value in entry.items() if value is not None})
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"created_at": "2026-12-06T10:00:00"},  # no time zone: would be taken as UTC
+        {"created_at": "2026-12-06"},  # a day, not a moment
+        {"created_at": "2026-13-45T10:00:00+00:00"},
+        {"created_at": 1765015200},
+        {"tenant_id": None},  # left out
+        {"caller": None},
+        {"id": "not a number"},
+        {"id": 10**30},
+        {"query": "a string"},
+        {"facts": {"not": "a list"}},
+    ],
+    ids=["naive time", "date only", "impossible date", "number for a time", "no tenant", "no caller",
+         "text for the id", "id too large", "query not an object", "facts not a list"],
+)
+def test_an_entry_no_recall_would_write_is_set_aside_and_its_batch_is_written(
+    stream, tenant, memory, recall_client, change, caplog
+):
+    """PostgreSQL refuses the batch as sent; the drain then reads it entry by entry, sets
+    the foreign entry aside and writes the others, as before."""
+    before = recall(recall_client)["recall_id"]
+    stream.xadd(KEY, {"r": _foreign(tenant, change)})
+    after = recall(recall_client)["recall_id"]
+
+    with caplog.at_level(logging.ERROR, logger="reviews.services.recall_records"):
+        report = recall_records_drain()
+
+    assert (report.written, report.skipped, report.unreadable) == (2, 0, 1)
+    assert sorted(RecallRecord.objects.values_list("pk", flat=True)) == sorted([before, after])
+    assert len(stream.xrange(f"{KEY}:dead")) == 1
+    assert (stream.xlen(KEY), pending(stream)) == (0, 0)
+
+
 def test_with_redis_down_the_recall_writes_its_record_itself(memory, recall_client, settings, caplog):
     settings.MEMORY_RECALL_RECORD_STREAM_URL = f"redis://127.0.0.1:{unused_port()}/0"
 
