@@ -289,6 +289,13 @@ class FlatQuerySerializer(StrictSerializer):
         validated.update(defaults)
         return validated
 
+    def run_validators(self, value):
+        """DRF walks every field for the read-only ones' defaults, which only the
+        serializer's own validators (``Meta.validators``) read: with none, as a query's
+        serializer has, there is nothing to run."""
+        if self.validators:
+            super().run_validators(value)
+
     @property
     def _writable_fields(self):
         defaulted = self._defaulted

@@ -141,3 +141,35 @@ def test_a_forms_absent_box_with_validators_is_validated_as_drf_does():
     reference = type("ReferenceAgree", (StrictSerializer,), dict(declared))
     assert _outcome(flat, QueryDict("")) == _outcome(reference, QueryDict("")) == ("invalid", {"agree": ["Tick it."]})
     assert _outcome(flat, {}) == _outcome(reference, {}) == ("valid", {"agree": False})
+
+
+def _not_both(data):
+    if data.get("loud") and not data.get("quiet", True):
+        raise serializers.ValidationError("Loud or quiet, not both.")
+
+
+def _region_known(data):
+    if data["region"] != "eu":
+        raise serializers.ValidationError("Unknown region.")
+
+
+@pytest.mark.parametrize("query", ["user_id=alice", "user_id=alice&loud=true&quiet=false", "user_id=alice&loud=true"])
+def test_the_serializers_own_validators_run_as_drf_runs_them(query):
+    """Meta.validators see the validated data, read-only defaults included."""
+    declared = {**_declared(), "region": serializers.CharField(read_only=True, default="eu")}
+    meta = type("Meta", (), {"validators": [_not_both, _region_known]})
+    flat = type("FlatChecked", (FlatQuerySerializer,), {**declared, "Meta": meta})
+    reference = type("ReferenceChecked", (StrictSerializer,), {**declared, "Meta": meta})
+    assert _outcome(flat, QueryDict(query)) == _outcome(reference, QueryDict(query))
+    assert _outcome(flat, QueryDict(query).dict()) == _outcome(reference, QueryDict(query).dict())
+    if "quiet=false" in query:
+        assert _outcome(flat, QueryDict(query))[0] == "invalid"
+
+
+def test_a_read_only_default_reaches_the_serializers_validators():
+    declared = {"user_id": serializers.CharField(), "region": serializers.CharField(read_only=True, default="us")}
+    meta = type("Meta", (), {"validators": [_region_known]})
+    flat = type("FlatRegion", (FlatQuerySerializer,), {**declared, "Meta": meta})
+    reference = type("ReferenceRegion", (StrictSerializer,), {**declared, "Meta": meta})
+    expected = ("invalid", {"non_field_errors": ["Unknown region."]})
+    assert _outcome(flat, QueryDict("user_id=a")) == _outcome(reference, QueryDict("user_id=a")) == expected
