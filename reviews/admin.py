@@ -29,6 +29,7 @@ from .models import (
     Subject,
     Tenant,
 )
+from .permissions import membership_of
 from .services import governance, tenants
 from .services.audit_export import audit_export_stream
 
@@ -254,23 +255,19 @@ User = get_user_model()
 admin.site.unregister(User)
 
 
-def _membership_of(user) -> Membership | None:
-    return Membership.objects.select_related("tenant").filter(user=user).first() if user is not None else None
-
-
 @admin.register(User)
 class StaffAwareUserAdmin(UserAdmin):
     """Deleting an account that works in a tenant first takes it out of the tenant,
     audited (``staff.removed``), instead of letting the cascade drop its membership."""
 
     def has_delete_permission(self, request, obj=None):
-        membership = _membership_of(obj)
+        membership = membership_of(obj)
         return super().has_delete_permission(request, obj) and not (
             membership is not None and tenants.staff_is_last_admin(membership)
         )
 
     def delete_model(self, request, obj):
-        membership = _membership_of(obj)
+        membership = membership_of(obj)
         if membership is not None:
             tenants.staff_remove(tenant=membership.tenant, user_id=obj.pk, actor=admin_actor(request))
         super().delete_model(request, obj)

@@ -138,6 +138,22 @@ def test_deleting_a_members_account_in_the_admin_is_audited(client, superuser, t
     assert admin_events(tenant, "staff.removed")[0].payload.before == {"username": "rita", "role": "reviewer"}
 
 
+def test_the_admin_cannot_delete_the_account_of_a_tenants_last_admin(client, superuser, tenant, tenant_admin):
+    client.force_login(superuser)
+    assert client.post(f"/admin/auth/user/{tenant_admin.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert get_user_model().objects.filter(pk=tenant_admin.pk).exists()
+    assert Membership.objects.filter(user=tenant_admin).exists()
+    assert not admin_events(tenant, "staff.removed")
+
+
+def test_an_account_without_a_tenant_is_deleted_in_the_admin_without_an_event(client, superuser, tenant):
+    client.force_login(superuser)
+    loner = get_user_model().objects.create_user("lone", password="pw-long-enough-1")
+    assert client.post(f"/admin/auth/user/{loner.pk}/delete/", {"post": "yes"}).status_code == 302
+    assert not get_user_model().objects.filter(pk=loner.pk).exists()
+    assert not admin_events(tenant, "staff.removed")
+
+
 def test_keys_revoked_in_the_admin_are_audited(client, superuser, tenant):
     from reviews.services.tenants import api_key_create
 
