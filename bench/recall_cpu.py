@@ -53,6 +53,52 @@ def redis_cpu(client) -> float:
     return info["used_cpu_user"] + info["used_cpu_sys"]
 
 
+def request_environ(mode: str, rng: random.Random, *, subjects: int, max_fact: int, key: str) -> dict:
+    """The WSGI environ of one request: the floor (a random fact) or a recall (a random
+    subject; a quarter with ``q``, a quarter naming a project), as gunicorn would pass it."""
+    if mode == "floor":
+        path, query = "/bench/floor", f"id={rng.randint(1, max_fact)}"
+    else:
+        n = rng.randint(1, subjects)
+        path, query = "/api/v1/recall", f"user_id=user-{n}"
+        if n % 4 == 0:
+            query += "&q=postgres%20database"
+        elif n % 4 == 1:
+            query += f"&entity=project:project-{n % 1000}"
+    return {
+        "REQUEST_METHOD": "GET", "PATH_INFO": path, "QUERY_STRING": query, "SERVER_NAME": "127.0.0.1",
+        "SERVER_PORT": "80", "HTTP_HOST": "127.0.0.1", "SERVER_PROTOCOL": "HTTP/1.1",
+        "HTTP_AUTHORIZATION": f"Bearer {key}", "REMOTE_ADDR": "127.0.0.1", "wsgi.input": io.BytesIO(b""),
+        "wsgi.url_scheme": "http", "wsgi.errors": sys.stderr, "wsgi.multithread": False,
+        "wsgi.multiprocess": True, "wsgi.run_once": False, "wsgi.version": (1, 0),
+    }
+
+
+def serve(handler, environ: dict) -> None:
+    """One request through Django's WSGI handler, its body read and closed; anything but
+    a 200 stops the benchmark."""
+    statuses = []
+    body = handler(environ, lambda status, headers, exc_info=None: statuses.append(status))
+    b"".join(body)
+    if hasattr(body, "close"):
+        body.close()
+    if not statuses[0].startswith("200"):
+        raise SystemExit(f"{environ['PATH_INFO']}: {statuses[0]}")
+
+
+# The environment of the process that serves the requests: production settings, a
+# persistent connection (prepared statements), no rate limit in the way, no broker.
+SERVING_ENVIRONMENT = {
+    "DJANGO_DEBUG": "0",
+    "DJANGO_SECRET_KEY": "bench-only-not-a-secret-" + "x" * 32,
+    "MEMORY_DIGEST_KEY": "bench-only-digest-key",
+    "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+    "DATABASE_CONN_MAX_AGE": "600",
+    "MEMORY_API_RATE": "100000000/s",
+    "LOG_LEVEL": "WARNING",
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_seed_arguments(parser, facts=100_000, subjects=10_000, database="mp_bench_recall_cpu")
@@ -63,15 +109,7 @@ def main() -> None:
                         help="Drain after this many recalls: the drain process's 50 ms linger at 1,000 recalls/s.")
     args = parser.parse_args()
 
-    os.environ.update({
-        "DJANGO_DEBUG": "0",
-        "DJANGO_SECRET_KEY": "bench-only-not-a-secret-" + "x" * 32,
-        "MEMORY_DIGEST_KEY": "bench-only-digest-key",
-        "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
-        "DATABASE_CONN_MAX_AGE": "600",
-        "MEMORY_API_RATE": "100000000/s",
-        "LOG_LEVEL": "WARNING",
-    })
+    os.environ.update(SERVING_ENVIRONMENT)
     os.environ.pop("CELERY_BROKER_URL", None)
     seeded = prepare(args, key_name="bench-cpu")
     import redis
@@ -88,33 +126,8 @@ def main() -> None:
     handler = WSGIHandler()
     rng = random.Random(7)
 
-    def environ_for(path: str, query: str) -> dict:
-        return {
-            "REQUEST_METHOD": "GET", "PATH_INFO": path, "QUERY_STRING": query, "SERVER_NAME": "127.0.0.1",
-            "SERVER_PORT": "80", "HTTP_HOST": "127.0.0.1", "SERVER_PROTOCOL": "HTTP/1.1",
-            "HTTP_AUTHORIZATION": f"Bearer {key}", "REMOTE_ADDR": "127.0.0.1", "wsgi.input": io.BytesIO(b""),
-            "wsgi.url_scheme": "http", "wsgi.errors": sys.stderr, "wsgi.multithread": False,
-            "wsgi.multiprocess": True, "wsgi.run_once": False, "wsgi.version": (1, 0),
-        }
-
     def request(mode: str) -> None:
-        if mode == "floor":
-            environ = environ_for("/bench/floor", f"id={rng.randint(1, max_fact)}")
-        else:
-            n = rng.randint(1, subjects)
-            query = f"user_id=user-{n}"
-            if n % 4 == 0:
-                query += "&q=postgres%20database"
-            elif n % 4 == 1:
-                query += f"&entity=project:project-{n % 1000}"
-            environ = environ_for("/api/v1/recall", query)
-        statuses = []
-        body = handler(environ, lambda status, headers, exc_info=None: statuses.append(status))
-        b"".join(body)
-        if hasattr(body, "close"):
-            body.close()
-        if not statuses[0].startswith("200"):
-            raise SystemExit(f"{mode}: {statuses[0]}")
+        serve(handler, request_environ(mode, rng, subjects=subjects, max_fact=max_fact, key=key))
 
     def measure(mode: str, requests: int) -> dict:
         settings.MEMORY_RECALL_RECORD_STREAM_URL = args.redis if mode == "stream" else ""
