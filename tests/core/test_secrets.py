@@ -113,3 +113,30 @@ def test_masking_twice_changes_nothing_more():
     once = mask_secrets("DB_PASSWORD=hunter2 and card 4539 1488 0343 6467")
     assert mask_secrets(once.text).text == once.text
     assert not mask_secrets(once.text).found
+
+
+def test_a_clean_text_seen_again_gets_the_same_answer_and_a_credential_is_never_kept(monkeypatch):
+    """Short clean texts are remembered (a recall checks its user id twice); a text that
+    holds a credential is scanned every time and kept nowhere."""
+    from reviews import secrets
+
+    monkeypatch.setattr(secrets, "_clean_texts", {})
+    clean, dirty = "user-5 likes green tea", f"My password for the staging box is {PASSWORD}"
+    assert mask_secrets(clean) == mask_secrets(clean) == secrets.MaskResult(clean, ())
+    first, again = mask_secrets(dirty), mask_secrets(dirty)
+    assert first == again and first.kinds == ("password",) and PASSWORD not in again.text
+    assert list(secrets._clean_texts) == [clean]
+    assert all(PASSWORD not in text for text in secrets._clean_texts)
+
+
+def test_the_remembered_clean_texts_stay_few_and_short(monkeypatch):
+    from reviews import secrets
+
+    monkeypatch.setattr(secrets, "_clean_texts", {})
+    monkeypatch.setattr(secrets, "CLEAN_TEXTS_KEPT", 10)
+    for number in range(25):
+        assert not mask_secrets(f"subject {number}").found
+    long_text = "plain words " * 30
+    assert mask_secrets(long_text).text == long_text
+    assert 0 < len(secrets._clean_texts) <= 10
+    assert long_text not in secrets._clean_texts
