@@ -255,10 +255,11 @@ class FlatQuerySerializer(StrictSerializer):
                 fields=fields,
                 writable=tuple(field for field in fields.values() if not field.read_only),
                 defaultable=tuple(
-                    (name, field, _form_gives_default(field))
+                    (name, field.default, callable(field.default), _form_gives_default(field))
                     for name, field in fields.items()
                     if not field.read_only and not field.required and field.default is not empty
                     and not hasattr(cls, f"validate_{name}")
+                    and not getattr(field.default, "requires_context", False)
                 ),
             )
             cls._bound = binding
@@ -273,16 +274,17 @@ class FlatQuerySerializer(StrictSerializer):
         request leaves out as well (its value looked up, found empty, found not required,
         the default fetched: a third of a recall's validation, 15 of 45 µs). A field left
         out that has a default, is not required and has no ``validate_<field>`` method is
-        given what DRF would give it, its default, at once. The rest, what the request
-        sent included, go through DRF as ever, and so does everything when the data is
-        not a mapping.
+        given what DRF would give it, its default, at once (as ``Field.get_default`` makes
+        it: a callable's result, fresh each time, or the value itself). The rest, what the
+        request sent included, go through DRF as ever, and so does everything when the
+        data is not a mapping.
         """
         if not isinstance(data, Mapping):
             return super().to_internal_value(data)
         html = is_html_input(data)
         self._defaulted = defaults = {
-            name: field.get_default()
-            for name, field, form_gives_default in self._binding().defaultable
+            name: default() if makes_default else default
+            for name, default, makes_default, form_gives_default in self._binding().defaultable
             if name not in data and (form_gives_default or not html)
         }
         validated = super().to_internal_value(data)
@@ -308,7 +310,9 @@ class _Binding:
 
     fields: dict
     writable: tuple  # DRF's _writable_fields
-    defaultable: tuple  # (name, field, _form_gives_default(field)): may be defaulted at once
+    # (name, default, whether it is called, _form_gives_default(field)): the fields that may
+    # be defaulted at once
+    defaultable: tuple
 
 
 def _form_gives_default(field) -> bool:

@@ -173,3 +173,20 @@ def test_a_read_only_default_reaches_the_serializers_validators():
     reference = type("ReferenceRegion", (StrictSerializer,), {**declared, "Meta": meta})
     expected = ("invalid", {"non_field_errors": ["Unknown region."]})
     assert _outcome(flat, QueryDict("user_id=a")) == _outcome(reference, QueryDict("user_id=a")) == expected
+
+
+class _FieldName:
+    """A default that reads its field (``requires_context``): DRF calls it with the field."""
+
+    requires_context = True
+
+    def __call__(self, field):
+        return f"named {field.field_name}"
+
+
+def test_a_default_that_reads_its_field_is_given_as_drf_gives_it():
+    declared = {"user_id": serializers.CharField(), "label": serializers.CharField(required=False, default=_FieldName())}
+    flat = type("FlatLabel", (FlatQuerySerializer,), dict(declared))
+    reference = type("ReferenceLabel", (StrictSerializer,), dict(declared))
+    for data in (QueryDict("user_id=a"), {"user_id": "a"}):
+        assert _outcome(flat, data) == _outcome(reference, data) == ("valid", {"user_id": "a", "label": "named label"})
