@@ -4,11 +4,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import SimpleNamespace
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils.datastructures import MultiValueDict
 from django.utils.http import urlencode
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
-from rest_framework.fields import empty
+from rest_framework.fields import SkipField, empty
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.utils.html import is_html_input
@@ -201,11 +202,15 @@ class OnceEachParameter:
 
     def to_internal_value(self, data):
         if isinstance(data, MultiValueDict):
-            fields = self.fields
-            refuse_repeated_parameters(
-                data, repeatable=lambda name: name not in fields or isinstance(fields[name], serializers.ListField)
-            )
+            refuse_repeated_query_parameters(data, self.fields)
         return super().to_internal_value(data)
+
+
+def refuse_repeated_query_parameters(query: MultiValueDict, fields: Mapping) -> None:
+    """OnceEachParameter's rule: repeatable are the list fields and what ``fields`` lacks."""
+    refuse_repeated_parameters(
+        query, repeatable=lambda name: name not in fields or isinstance(fields[name], serializers.ListField)
+    )
 
 
 class StrictSerializer(OnceEachParameter, serializers.Serializer):
@@ -251,16 +256,18 @@ class FlatQuerySerializer(StrictSerializer):
             # DRF's own binding, once per class; concurrent first requests may each bind
             # a set, and the last one stays: they are alike.
             fields = super(FlatQuerySerializer, cls()).fields
+            writable = tuple(field for field in fields.values() if not field.read_only)
             binding = _Binding(
                 fields=fields,
-                writable=tuple(field for field in fields.values() if not field.read_only),
-                defaultable=tuple(
-                    (name, field.default, callable(field.default), _form_gives_default(field))
+                writable=writable,
+                defaultable={
+                    name: (field.default, callable(field.default), _form_gives_default(field))
                     for name, field in fields.items()
                     if not field.read_only and not field.required and field.default is not empty
                     and not hasattr(cls, f"validate_{name}")
                     and not getattr(field.default, "requires_context", False)
-                ),
+                },
+                plain=_validates_plainly(cls, writable),
             )
             cls._bound = binding
         return binding
@@ -284,7 +291,7 @@ class FlatQuerySerializer(StrictSerializer):
         html = is_html_input(data)
         self._defaulted = defaults = {
             name: default() if makes_default else default
-            for name, default, makes_default, form_gives_default in self._binding().defaultable
+            for name, (default, makes_default, form_gives_default) in self._binding().defaultable.items()
             if name not in data and (form_gives_default or not html)
         }
         validated = super().to_internal_value(data)
@@ -298,6 +305,46 @@ class FlatQuerySerializer(StrictSerializer):
         if self.validators:
             super().run_validators(value)
 
+    @classmethod
+    def valid_data(cls, data) -> dict | None:
+        """``data`` validated as ``cls(data=data)`` validates it, or None where that finds
+        errors (an instance then says which).
+
+        For the hot path (recall's lean path): a class whose validation is only its fields'
+        (no ``validate_<field>`` method, no validators of its own, no ``validate()``, as
+        a query's serializer has) runs the same bound fields and the same early defaults
+        without an instance and without DRF's bookkeeping around them (the instance, the
+        error collection, the empty-value and validator walks): that bookkeeping was three
+        quarters of a recall's validation, 27 of 37 µs. Any other class is validated by an
+        instance.
+        """
+        binding = cls._binding()
+        if not binding.plain or not isinstance(data, Mapping):
+            serializer = cls(data=data)
+            return dict(serializer.validated_data) if serializer.is_valid() else None
+        fields, early = binding.fields, binding.defaultable
+        html = is_html_input(data)
+        validated = {}
+        try:
+            if isinstance(data, MultiValueDict):
+                refuse_repeated_query_parameters(data, fields)
+            if isinstance(data, dict) and not data.keys() <= fields.keys():
+                return None  # StrictSerializer's unknown field
+            for field in binding.writable:
+                name = field.field_name
+                if name in early and name not in data:
+                    default, makes_default, form_gives_default = early[name]
+                    if form_gives_default or not html:
+                        validated[name] = default() if makes_default else default
+                        continue
+                try:
+                    validated[name] = field.run_validation(field.get_value(data))
+                except SkipField:
+                    pass
+        except (serializers.ValidationError, DjangoValidationError):
+            return None
+        return validated
+
     @property
     def _writable_fields(self):
         defaulted = self._defaulted
@@ -310,9 +357,25 @@ class _Binding:
 
     fields: dict
     writable: tuple  # DRF's _writable_fields
-    # (name, default, whether it is called, _form_gives_default(field)): the fields that may
-    # be defaulted at once
-    defaultable: tuple
+    # name: (default, whether it is called, _form_gives_default(field)), for the fields that
+    # may be defaulted at once
+    defaultable: dict
+    plain: bool  # validated by its fields alone (FlatQuerySerializer.valid_data)
+
+
+def _validates_plainly(cls, writable: tuple) -> bool:
+    """Is validating ``cls`` nothing but running its fields (and the early defaults)?"""
+    base = FlatQuerySerializer
+    return (
+        not getattr(getattr(cls, "Meta", None), "validators", None)
+        and cls.validate is serializers.Serializer.validate
+        and cls.run_validation is serializers.Serializer.run_validation
+        and cls.to_internal_value is base.to_internal_value
+        and cls.run_validators is base.run_validators
+        and cls._writable_fields is base._writable_fields
+        and all(not hasattr(cls, f"validate_{field.field_name}") and field.source_attrs == [field.field_name]
+                for field in writable)
+    )
 
 
 def _form_gives_default(field) -> bool:

@@ -129,8 +129,10 @@ class RecallApi(ApiView):
             return super().dispatch(request, *args, **kwargs)
         principal, key = authenticated
         checked = SimpleNamespace(auth=key)  # what HasScope and the throttle read
-        serializer = self.InputSerializer(data=request.GET)
-        if not HasScope().has_permission(checked, self) or not serializer.is_valid():
+        if not HasScope().has_permission(checked, self):
+            return super().dispatch(request, *args, **kwargs)
+        data = self.InputSerializer.valid_data(request.GET)
+        if data is None:  # DRF's path says what is wrong with it
             return super().dispatch(request, *args, **kwargs)
         throttle = ApiKeyRateThrottle()
         if not throttle.allow_request(checked, self):
@@ -141,7 +143,7 @@ class RecallApi(ApiView):
             # The record's hand-off is settled after the rendering, not before it
             # (reviews/services/recall_records.py), and before anything is answered.
             with recall_records_settled_on_exit():
-                content = renderer.render(self._recall(serializer.validated_data, key))
+                content = renderer.render(self._recall(data, key))
         except (APIException, DomainError) as error:
             return self._refusal(request, error)
         response = HttpResponse(content, content_type=renderer.media_type)

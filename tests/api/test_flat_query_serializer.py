@@ -113,19 +113,87 @@ def test_what_a_request_left_out_once_is_validated_when_the_next_sends_it():
         "invalid", {"limit": ["Ensure this value is less than or equal to 50."]})
 
 
-@pytest.mark.parametrize("query", [
+RECALL_CASES = [
     "user_id=alice",
     "user_id=alice&entity=project:x&entity=person:bob&field=stack",
     "user_id=alice&include_sensitive=true&explain=1&limit=3&thread_id=t-1&q=db",
     "user_id=alice&limit=0",
     "user_id=alice&explain=perhaps",
     "user_id=",
-])
+    "user_id=alice&user_id=bob",
+    "user_id=alice&entity=project:x&limit=5&limit=6",
+    "user_id=alice&format=json",
+    "user_id=sk-proj-4fQ9xT2mLr8vKp0aZ7wYc3Hn",
+    "user_id=alice&entity=nocolon",
+]
+RecallReference = type("RecallReference", (StrictSerializer,), dict(RecallApi.InputSerializer._declared_fields))
+
+
+@pytest.mark.parametrize("query", RECALL_CASES)
 def test_the_recall_parameters_validate_as_drf_validates_them(query):
-    reference = type("RecallReference", (StrictSerializer,), {
-        name: field for name, field in RecallApi.InputSerializer._declared_fields.items()
-    })
-    assert _outcome(RecallApi.InputSerializer, QueryDict(query)) == _outcome(reference, QueryDict(query))
+    assert _outcome(RecallApi.InputSerializer, QueryDict(query)) == _outcome(RecallReference, QueryDict(query))
+
+
+def _valid_data(serializer_class, data):
+    """What valid_data must give: the validated data, or None where there are errors."""
+    status, outcome = _outcome(serializer_class, data)
+    return outcome if status == "valid" else None
+
+
+Plain = type("Plain", (FlatQuerySerializer,), _declared())
+PlainReference = type("PlainReference", (StrictSerializer,), _declared())
+
+
+@pytest.mark.parametrize("query", CASES)
+def test_valid_data_without_an_instance_is_what_an_instance_validates(query):
+    assert Plain._binding().plain
+    for data in (QueryDict(query), QueryDict(query).dict()):
+        assert Plain.valid_data(data) == _valid_data(PlainReference, data)
+
+
+@pytest.mark.parametrize("query", RECALL_CASES)
+def test_recalls_valid_data_is_what_an_instance_validates(query):
+    assert RecallApi.InputSerializer._binding().plain
+    assert RecallApi.InputSerializer.valid_data(QueryDict(query)) == _valid_data(RecallReference, QueryDict(query))
+
+
+def test_valid_data_makes_each_default_list_afresh():
+    first, second = Plain.valid_data(QueryDict("user_id=a")), Plain.valid_data(QueryDict("user_id=b"))
+    first["tags"].append("x")
+    assert second["tags"] == []
+
+
+def _at_most_three_tags(data):
+    if len(data.get("tags", [])) > 3:
+        raise serializers.ValidationError("Three tags at most.")
+
+
+class _WithValidate(FlatQuerySerializer):
+    user_id = serializers.CharField()
+
+    def validate(self, data):
+        if data["user_id"] == "root":
+            raise serializers.ValidationError("Not root.")
+        return data
+
+
+@pytest.mark.parametrize("serializer_class,query,expected", [
+    (Flat, "user_id=alice&level=2", "level"),  # validate_level ran: 200
+    (type("WithMeta", (FlatQuerySerializer,), {**_declared(), "Meta": type("Meta", (), {"validators": [
+        _at_most_three_tags]})}), "user_id=alice&tags=a&tags=b&tags=c&tags=d", None),
+    (_WithValidate, "user_id=root", None),
+    (type("Renamed", (FlatQuerySerializer,), {"user": serializers.CharField(source="owner")}), "user=alice",
+     "owner"),
+])
+def test_a_class_that_validates_more_than_its_fields_is_validated_by_an_instance(serializer_class, query, expected):
+    assert not serializer_class._binding().plain
+    validated = serializer_class.valid_data(QueryDict(query))
+    serializer = serializer_class(data=QueryDict(query))
+    assert validated == (dict(serializer.validated_data) if serializer.is_valid() else None)
+    if expected is None:
+        assert validated is None
+    else:
+        assert expected in validated
 
 
 def _ticked(value):
@@ -141,6 +209,7 @@ def test_a_forms_absent_box_with_validators_is_validated_as_drf_does():
     reference = type("ReferenceAgree", (StrictSerializer,), dict(declared))
     assert _outcome(flat, QueryDict("")) == _outcome(reference, QueryDict("")) == ("invalid", {"agree": ["Tick it."]})
     assert _outcome(flat, {}) == _outcome(reference, {}) == ("valid", {"agree": False})
+    assert flat.valid_data(QueryDict("")) is None and flat.valid_data({}) == {"agree": False}
 
 
 def _not_both(data):
