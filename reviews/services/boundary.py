@@ -361,23 +361,35 @@ def _declare(function, *, atomic: bool):
     screens = _function_screens(function)
     signature = inspect.signature(function)
     name = f"{function.__module__.rsplit('.', 1)[-1]}.{function.__name__}"
+    parameters = signature.parameters.values()
+    # A service whose parameters are all keyword-only (nearly every one) called with
+    # keywords that fit them needs no binding: they are its arguments as they are.
+    # Signature.bind cost 4 µs a call, a fifth of a recall's screening.
+    keyword_only = all(parameter.kind is inspect.Parameter.KEYWORD_ONLY for parameter in parameters)
+    names = frozenset(signature.parameters)
+    required = frozenset(parameter.name for parameter in parameters if parameter.default is inspect.Parameter.empty)
+
+    def bind(args, kwargs) -> tuple[tuple, dict]:
+        if keyword_only and not args and kwargs.keys() <= names and required <= kwargs.keys():
+            return (), screen_arguments(screens, kwargs)
+        bound = signature.bind(*args, **kwargs)  # the TypeError a wrong call deserves
+        bound.arguments.update(screen_arguments(screens, bound.arguments))
+        return bound.args, bound.kwargs
 
     @functools.wraps(function)
     def call(*args, **kwargs):
-        bound = signature.bind(*args, **kwargs)
-        arguments = screen_arguments(screens, bound.arguments)
-        bound.arguments.update(arguments)
+        args, kwargs = bind(args, kwargs)
         if not atomic:
-            return function(*bound.args, **bound.kwargs)
+            return function(*args, **kwargs)
         if transaction.get_connection().in_atomic_block:
             # Part of the caller's transaction: a savepoint, and the caller's to retry.
             with transaction.atomic():
-                return function(*bound.args, **bound.kwargs)
+                return function(*args, **kwargs)
         attempt = 1
         while True:
             try:
                 with transaction.atomic():
-                    return function(*bound.args, **bound.kwargs)
+                    return function(*args, **kwargs)
             except DatabaseError as error:
                 what = _is_retryable(error)
                 if what is None or attempt >= RETRY_ATTEMPTS:

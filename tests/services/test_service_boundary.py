@@ -80,6 +80,36 @@ def _service_functions():
                 yield f"{info.name}.{name}", function
 
 
+def _noted_echo(*, user_id: str, note: str = "") -> dict:
+    """A service in miniature: keyword-only, an identifier and a text (boundary.RULES)."""
+    return {"user_id": user_id, "note": note}
+
+
+@pytest.mark.parametrize("call", [
+    lambda echo: echo("alice", note="hi"),  # positional, for keyword-only parameters
+    lambda echo: echo(note="hi"),  # a required one missing
+    lambda echo: echo(user_id="alice", nickname="al"),  # one it does not take
+])
+def test_a_service_called_wrongly_gets_pythons_type_error(call):
+    echo = screened(_noted_echo)
+    with pytest.raises(TypeError):
+        call(echo)
+
+
+def test_a_keyword_call_is_screened_as_a_bound_one():
+    echo = screened(_noted_echo)
+    assert echo(user_id="alice", note=f"key {OPENAI_KEY}") == {"user_id": "alice", "note": "key [redacted api_key]"}
+    assert echo(user_id="alice") == {"user_id": "alice", "note": ""}
+    with pytest.raises(InvalidInput):
+        echo(user_id="bad\x00id")
+
+    def mixed(user_id: str, *, note: str = "") -> dict:  # not keyword-only: bound as before
+        return {"user_id": user_id, "note": note}
+
+    mixed = screened(mixed)
+    assert mixed("alice", note=f"key {OPENAI_KEY}") == {"user_id": "alice", "note": "key [redacted api_key]"}
+
+
 def test_every_transactional_service_goes_through_the_boundary():
     wrapped = {name for name, function in _service_functions() if hasattr(function, "__wrapped__")}
     bare = sorted(name for name, function in _service_functions()
