@@ -238,7 +238,11 @@ def _screen_items(value, path: str, problems: _Problems, screen_item, *, mapping
         return {key: screen_item(item, f"{path}.{key}", problems) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         screened = [screen_item(item, f"{path}.{index}", problems) for index, item in enumerate(value)]
-        return type(value)(screened) if isinstance(value, tuple) else screened
+        if isinstance(value, tuple):
+            # Nothing changed: the tuple itself, so a dataclass holding it is not rebuilt.
+            unchanged = all(after is before for after, before in zip(screened, value))
+            return value if unchanged else type(value)(screened)
+        return screened
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _screen_dataclass(value, path, problems)
     return value
@@ -249,7 +253,8 @@ def _screen_text(value, path: str, problems: _Problems):
         if "\x00" in value:
             problems.add(path, NULL_CHARACTER)
             return value
-        return mask_secrets(value).text
+        masked = mask_secrets(value).text
+        return value if masked == value else masked  # the same object when nothing was masked
     return _screen_items(value, path, problems, _screen_text, mappings=True)
 
 

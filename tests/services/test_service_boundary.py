@@ -20,7 +20,7 @@ from reviews.exports import ExportFilters
 from reviews.models import AuditPayload, Candidate, Entity, EntityAlias, Fact, Message, RecallRecord, Subject, Tenant
 from reviews.selectors import QueueFilters, RecallQuery
 from reviews.services import audit_export, candidates, claims, erasure, facts, ingest, portal, recall, tenants
-from reviews.services.boundary import ServiceDeclarationError, screened, service
+from reviews.services.boundary import ServiceDeclarationError, screen_arguments, screened, service
 from reviews.services.candidates import CandidateInput
 from tests.conftest import candidate
 from tests.dump import dump_all_tables
@@ -222,6 +222,17 @@ def test_the_recall_query_is_masked_in_the_recall_record(tenant, publish):
     record, _ = recall.recall_perform(tenant=tenant, query=query, actor=SYSTEM, may_see_sensitive=False)
     assert RecallRecord.objects.get(pk=record.pk).query["q"] == "where is [redacted api_key]"
     _no_trace_of(OPENAI_KEY)
+
+
+def test_a_clean_dataclass_argument_is_passed_on_as_it_is_and_a_masked_one_rebuilt():
+    clean = RecallQuery(user_id="alice", q="green tea", entities=(("project", "flask"),), fields=("stack",))
+    masked = RecallQuery(user_id="alice", q="tea", entities=(("project", f"key {OPENAI_KEY}"),))
+
+    assert recall.recall_perform.screens  # recall's query is screened field by field
+    assert screen_arguments(recall.recall_perform.screens, {"query": clean})["query"] is clean
+    rebuilt = screen_arguments(recall.recall_perform.screens, {"query": masked})["query"]
+    assert rebuilt is not masked and rebuilt.entities == (("project", "key [redacted api_key]"),)
+    assert rebuilt.q == "tea" and masked.entities[0][1].endswith(OPENAI_KEY)  # the caller's is left alone
 
 
 def test_names_and_filters_staff_type_are_masked(tenant, waiting):
