@@ -288,15 +288,20 @@ class FlatQuerySerializer(StrictSerializer):
         """
         if not isinstance(data, Mapping):
             return super().to_internal_value(data)
-        html = is_html_input(data)
-        self._defaulted = defaults = {
-            name: default() if makes_default else default
-            for name, (default, makes_default, form_gives_default) in self._binding().defaultable.items()
-            if name not in data and (form_gives_default or not html)
-        }
+        self._defaulted = defaults = self._early_defaults(data)
         validated = super().to_internal_value(data)
         validated.update(defaults)
         return validated
+
+    @classmethod
+    def _early_defaults(cls, data: Mapping) -> dict:
+        """The defaults of the fields ``data`` leaves out that may be given them at once."""
+        html = is_html_input(data)
+        return {
+            name: default() if makes_default else default
+            for name, (default, makes_default, form_gives_default) in cls._binding().defaultable.items()
+            if name not in data and (form_gives_default or not html)
+        }
 
     def run_validators(self, value):
         """DRF walks every field for the read-only ones' defaults, which only the
@@ -322,27 +327,23 @@ class FlatQuerySerializer(StrictSerializer):
         if not binding.plain or not isinstance(data, Mapping):
             serializer = cls(data=data)
             return dict(serializer.validated_data) if serializer.is_valid() else None
-        fields, early = binding.fields, binding.defaultable
-        html = is_html_input(data)
-        validated = {}
+        fields, validated = binding.fields, {}
         try:
             if isinstance(data, MultiValueDict):
                 refuse_repeated_query_parameters(data, fields)
             if isinstance(data, dict) and not data.keys() <= fields.keys():
                 return None  # StrictSerializer's unknown field
+            defaults = cls._early_defaults(data)
             for field in binding.writable:
-                name = field.field_name
-                if name in early and name not in data:
-                    default, makes_default, form_gives_default = early[name]
-                    if form_gives_default or not html:
-                        validated[name] = default() if makes_default else default
-                        continue
+                if field.field_name in defaults:
+                    continue
                 try:
-                    validated[name] = field.run_validation(field.get_value(data))
+                    validated[field.field_name] = field.run_validation(field.get_value(data))
                 except SkipField:
                     pass
         except (serializers.ValidationError, DjangoValidationError):
             return None
+        validated.update(defaults)
         return validated
 
     @property

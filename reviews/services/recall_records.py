@@ -512,8 +512,7 @@ def _insert_many(rows: list[dict]) -> int:
     """One statement for the batch of checked rows; returns how many it wrote. A day
     without a partition gets one (the beat, which makes them a week ahead, has not run for
     that long) and the batch is written again."""
-    batch = json.dumps([{**row, "created_at": row["created_at"].isoformat()} for row in rows],
-                       ensure_ascii=False, separators=(",", ":"))
+    batch = _RECORD_ENCODER.encode([{**row, "created_at": row["created_at"].isoformat()} for row in rows])
     try:
         return _execute_insert_many(batch)
     except IntegrityError as error:
