@@ -132,6 +132,7 @@ def child(args, tree: Path, mode: str) -> None:
     from django.conf import settings
     from django.core.handlers.wsgi import WSGIHandler
 
+    from memory_portal.collector import prepare_for_serving
     from reviews.services.recall_records import recall_records_drain
 
     if mode == "stream":
@@ -151,6 +152,10 @@ def child(args, tree: Path, mode: str) -> None:
 
     requests(WARM_UP)
     recall_records_drain()
+    # As gunicorn's master does before forking a worker (gunicorn.conf.py): without it, a
+    # full collection lands wherever the allocations happen to add up, and a change that
+    # allocates a little more or less moved the count by 100,000 instructions a request.
+    prepare_for_serving()
     print("ready", os.getpid(), flush=True)
     sys.stdin.readline()
     requests(args.requests)
