@@ -62,7 +62,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",  # static files answer here, cacheable
-    "csp.middleware.CSPMiddleware",
+    "reviews.middleware.SitePolicyCSPMiddleware",  # django-csp's, the site's policy built once
     "reviews.middleware.NoStoreMiddleware",
     "reviews.middleware.RequestIdMiddleware",
     "reviews.middleware.BodyLimitMiddleware",
@@ -71,7 +71,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "reviews.middleware.LazyMessageMiddleware",  # Django's, the storage made when first used
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "axes.middleware.AxesMiddleware",  # last: turns a locked-out sign-in into its page

@@ -1,11 +1,21 @@
 """Per-request context (a request id that the audit trail records with every event), the
-API's body limit, and the one rule that keeps what the app answers out of every cache."""
+API's body limit, the one rule that keeps what the app answers out of every cache, and
+leaner forms of two library middlewares that every request passes through."""
 import contextvars
+import functools
 import re
 import uuid
 
+from csp.constants import HEADER, HEADER_REPORT_ONLY
+from csp.middleware import CheckableLazyObject, CSPMiddleware
+from csp.utils import build_policy
 from django.conf import settings
+from django.contrib.messages.middleware import MessageMiddleware
+from django.contrib.messages.storage import default_storage
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.utils.cache import patch_cache_control
+from django.utils.functional import SimpleLazyObject, empty
 
 from .api.errors import is_api_path, json_error
 
@@ -19,7 +29,7 @@ class RequestIdMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        incoming = request.headers.get("X-Request-ID", "")
+        incoming = request.META.get("HTTP_X_REQUEST_ID", "")  # not request.headers: it copies every header
         request_id = incoming if _SAFE_ID.match(incoming) else uuid.uuid4().hex
         request.request_id = request_id
         token = current_request_id.set(request_id)
@@ -91,3 +101,75 @@ class NoStoreMiddleware:
         response = self.get_response(request)
         patch_cache_control(response, no_store=True)
         return response
+
+
+# What a view sets on its response to change the policy for that response alone
+# (csp.decorators: csp_update, csp_replace, csp_override, each in both modes).
+_RESPONSE_POLICY_ATTRIBUTES = (
+    "_csp_config", "_csp_update", "_csp_replace", "_csp_config_ro", "_csp_update_ro", "_csp_replace_ro",
+)
+_POLICY_SETTINGS = {"CONTENT_SECURITY_POLICY": "_csp_exempt", "CONTENT_SECURITY_POLICY_REPORT_ONLY": "_csp_exempt_ro"}
+
+
+@functools.cache
+def site_policies() -> tuple[tuple[str, str, str, tuple[str, ...]], ...]:
+    """Each header of the site's own policy: (header, its text or "" when the setting is
+    off, the response attribute that exempts a response from it, the excluded prefixes),
+    as django-csp builds them from the settings."""
+    policies = []
+    for (name, exempt), header in zip(_POLICY_SETTINGS.items(), (HEADER, HEADER_REPORT_ONLY)):
+        setting = getattr(settings, name, None) or {}
+        text = build_policy(report_only=header == HEADER_REPORT_ONLY)
+        policies.append((header, text, exempt, tuple(setting.get("EXCLUDE_URL_PREFIXES") or ())))
+    return tuple(policies)
+
+
+@receiver(setting_changed)
+def _forget_site_policies(*, setting, **kwargs):
+    if setting in _POLICY_SETTINGS:
+        site_policies.cache_clear()
+
+
+class SitePolicyCSPMiddleware(CSPMiddleware):
+    """django-csp's middleware, with the site's own policy built once instead of per response.
+
+    django-csp builds both headers' text from the settings on every response (two policy
+    builds, with copies of every part): 12% of the instructions of the lightest request
+    the app serves, the floor of bench/recall_instructions.py. That text depends on the
+    settings alone unless the page used a nonce or its view changed the policy for its
+    response (csp.decorators); those responses go through django-csp's own code.
+    """
+
+    def process_response(self, request, response):
+        if getattr(request, "_csp_nonce", None) is not None or any(
+            getattr(response, attribute, None) is not None for attribute in _RESPONSE_POLICY_ATTRIBUTES
+        ):
+            return super().process_response(request, response)
+        if response.status_code in (404, 500) and settings.DEBUG:
+            return response  # as django-csp: Django's debug pages carry inline script and style
+        for header, text, exempt, excluded_prefixes in site_policies():
+            if (text and header not in response and getattr(response, exempt, False) is False
+                    and not request.path_info.startswith(excluded_prefixes)):
+                response[header] = text
+        # As django-csp: a nonce asked for after the header is written is an error, not a
+        # nonce the policy does not carry.
+        request.csp_nonce = CheckableLazyObject(self._csp_nonce_post_response)
+        return response
+
+
+class LazyMessageMiddleware(MessageMiddleware):
+    """Django's messages, their storage made when a request first uses it.
+
+    Django's middleware builds the storage for every request (a cookie signer, the session
+    lookup), though an API call or a page that neither adds nor shows a message never
+    touches it; and a storage never touched writes nothing to the response.
+    """
+
+    def process_request(self, request):
+        request._messages = SimpleLazyObject(functools.partial(default_storage, request))
+
+    def process_response(self, request, response):
+        messages = getattr(request, "_messages", None)
+        if isinstance(messages, SimpleLazyObject) and messages._wrapped is empty:
+            return response
+        return super().process_response(request, response)
