@@ -34,7 +34,12 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
 
     def authenticate(self, request):
-        header = authentication.get_authorization_header(request).decode("latin-1")
+        # Read from META, not through DRF's get_authorization_header: that builds
+        # request.headers, a copy of every header, for this one (a WSGI server gives it as
+        # latin-1 text; a test client may give bytes).
+        header = request.META.get("HTTP_AUTHORIZATION", "")
+        if isinstance(header, bytes):
+            header = header.decode("latin-1")
         if not header:
             return None
         raw_key = key_in_authorization(header, keyword=self.keyword)
