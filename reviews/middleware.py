@@ -108,25 +108,28 @@ class NoStoreMiddleware:
 _RESPONSE_POLICY_ATTRIBUTES = (
     "_csp_config", "_csp_update", "_csp_replace", "_csp_config_ro", "_csp_update_ro", "_csp_replace_ro",
 )
-_POLICY_SETTINGS = {"CONTENT_SECURITY_POLICY": "_csp_exempt", "CONTENT_SECURITY_POLICY_REPORT_ONLY": "_csp_exempt_ro"}
+# The site's policies as django-csp reads them: (setting, header, the response attribute
+# that exempts a response from it: csp.decorators.csp_exempt).
+_SITE_POLICIES = (
+    ("CONTENT_SECURITY_POLICY", HEADER, "_csp_exempt"),
+    ("CONTENT_SECURITY_POLICY_REPORT_ONLY", HEADER_REPORT_ONLY, "_csp_exempt_ro"),
+)
 
 
 @functools.cache
 def site_policies() -> tuple[tuple[str, str, str, tuple[str, ...]], ...]:
     """Each header of the site's own policy: (header, its text or "" when the setting is
-    off, the response attribute that exempts a response from it, the excluded prefixes),
-    as django-csp builds them from the settings."""
-    policies = []
-    for (name, exempt), header in zip(_POLICY_SETTINGS.items(), (HEADER, HEADER_REPORT_ONLY)):
-        setting = getattr(settings, name, None) or {}
-        text = build_policy(report_only=header == HEADER_REPORT_ONLY)
-        policies.append((header, text, exempt, tuple(setting.get("EXCLUDE_URL_PREFIXES") or ())))
-    return tuple(policies)
+    off, the exempting attribute, the excluded path prefixes), as django-csp builds them."""
+    return tuple(
+        (header, build_policy(report_only=header == HEADER_REPORT_ONLY), exempt,
+         tuple((getattr(settings, name, None) or {}).get("EXCLUDE_URL_PREFIXES") or ()))
+        for name, header, exempt in _SITE_POLICIES
+    )
 
 
 @receiver(setting_changed)
 def _forget_site_policies(*, setting, **kwargs):
-    if setting in _POLICY_SETTINGS:
+    if any(setting == name for name, _, _ in _SITE_POLICIES):
         site_policies.cache_clear()
 
 
