@@ -213,13 +213,18 @@ def refuse_repeated_query_parameters(query: MultiValueDict, fields: Mapping) -> 
     )
 
 
+def unknown_fields(data: Mapping, fields: Mapping) -> list[str]:
+    """The keys of ``data`` that name none of ``fields``, sorted: StrictSerializer refuses them."""
+    return sorted(key for key in data if key not in fields)
+
+
 class StrictSerializer(OnceEachParameter, serializers.Serializer):
     """Refuses keys it does not know, so a typo is an error rather than silently ignored,
     and a query parameter given twice (OnceEachParameter)."""
 
     def to_internal_value(self, data):
         if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
+            unknown = unknown_fields(data, self.fields)
             if unknown:
                 raise serializers.ValidationError({key: ["Unknown field."] for key in unknown})
         return super().to_internal_value(data)
@@ -331,8 +336,8 @@ class FlatQuerySerializer(StrictSerializer):
         try:
             if isinstance(data, MultiValueDict):
                 refuse_repeated_query_parameters(data, fields)
-            if isinstance(data, dict) and not data.keys() <= fields.keys():
-                return None  # StrictSerializer's unknown field
+            if isinstance(data, dict) and unknown_fields(data, fields):
+                return None  # StrictSerializer's refusal
             defaults = cls._early_defaults(data)
             for field in binding.writable:
                 if field.field_name in defaults:
