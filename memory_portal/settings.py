@@ -67,7 +67,7 @@ MIDDLEWARE = [
     "reviews.middleware.RequestIdMiddleware",
     "reviews.middleware.BodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.locale.LocaleMiddleware",
+    "reviews.middleware.PrefixFreeLocaleMiddleware",  # Django's, no path lookups without i18n_patterns
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",

@@ -1,5 +1,5 @@
-"""The project's leaner forms of django-csp's and Django's messages middleware
-(reviews/middleware.py) answer exactly as the libraries' own do."""
+"""The project's leaner forms of django-csp's middleware and Django's messages and locale
+middlewares (reviews/middleware.py) answer exactly as the libraries' own do."""
 import pytest
 from csp.constants import NONCE
 from csp.decorators import csp_exempt, csp_replace, csp_update
@@ -8,11 +8,15 @@ from csp.middleware import CSPMiddleware
 from django.contrib import messages
 from django.contrib.messages.middleware import MessageMiddleware
 from django.contrib.sessions.middleware import SessionMiddleware
+from django.conf.urls.i18n import i18n_patterns
 from django.http import HttpResponse
+from django.middleware.locale import LocaleMiddleware
 from django.test import RequestFactory
+from django.urls import path as url_path
+from django.utils import translation
 from django.utils.functional import empty
 
-from reviews.middleware import LazyMessageMiddleware, SitePolicyCSPMiddleware
+from reviews.middleware import LazyMessageMiddleware, PrefixFreeLocaleMiddleware, SitePolicyCSPMiddleware
 
 POLICY_HEADERS = ("Content-Security-Policy", "Content-Security-Policy-Report-Only")
 
@@ -134,3 +138,49 @@ class TestLazyMessageMiddleware:
         _, shown = self.serve(middleware_class, shows_the_messages, {"messages": cookie})
         assert shown.content == b"Saved."
         assert shown.cookies["messages"].value == ""  # shown once: the cookie is cleared
+
+
+# A URLconf whose pages carry a language prefix (this module, for the locale tests).
+urlpatterns = i18n_patterns(url_path("page/", lambda request: HttpResponse("ok")))
+PREFIXED_URLCONF = __name__
+
+LOCALE_REQUESTS = {
+    "no preference": {},
+    "Accept-Language zh-hans": {"HTTP_ACCEPT_LANGUAGE": "zh-CN,zh;q=0.9,en;q=0.5"},
+    "Accept-Language of no language we have": {"HTTP_ACCEPT_LANGUAGE": "fr-FR"},
+    "language cookie": {"HTTP_COOKIE": "django_language=zh-hans"},
+    "language cookie of no language": {"HTTP_COOKIE": "django_language=xx"},
+}
+
+
+class TestPrefixFreeLocaleMiddleware:
+    def serve(self, middleware_class, view, *, path, urlconf=None, headers=()):
+        request = RequestFactory().get(path, **dict(headers))
+        if urlconf:
+            request.urlconf = urlconf
+        response = middleware_class(view)(request)
+        answer = (response.status_code, response.get("Location"), response.get("Vary"),
+                  response.get("Content-Language"), request.LANGUAGE_CODE, translation.get_language())
+        translation.deactivate()
+        return answer
+
+    @pytest.mark.parametrize("urlconf", [None, PREFIXED_URLCONF], ids=["no prefixes", "i18n_patterns"])
+    @pytest.mark.parametrize("path", ["/api/v1/recall", "/zh-hans/page/", "/page/", "/en/nowhere"])
+    @pytest.mark.parametrize("view", [plain, not_found], ids=["found", "not found"])
+    @pytest.mark.parametrize("headers", LOCALE_REQUESTS.values(), ids=list(LOCALE_REQUESTS))
+    def test_answers_as_djangos_own(self, urlconf, path, view, headers):
+        ours = self.serve(PrefixFreeLocaleMiddleware, view, path=path, urlconf=urlconf, headers=headers)
+        theirs = self.serve(LocaleMiddleware, view, path=path, urlconf=urlconf, headers=headers)
+        assert ours == theirs
+
+    def test_a_language_asked_for_is_the_one_answered_in(self):
+        status, _, vary, content_language, request_language, _ = self.serve(
+            PrefixFreeLocaleMiddleware, plain, path="/api/v1/recall",
+            headers=LOCALE_REQUESTS["Accept-Language zh-hans"],
+        )
+        assert (status, vary, content_language, request_language) == (200, "Accept-Language", "zh-hans", "zh-hans")
+
+    def test_a_prefixed_page_missing_its_prefix_is_redirected_as_django_does(self):
+        status, location, *_ = self.serve(PrefixFreeLocaleMiddleware, not_found, path="/page/",
+                                          urlconf=PREFIXED_URLCONF)
+        assert (status, location) == (302, "/en/page/")
