@@ -5,10 +5,11 @@ from csp.constants import NONCE
 from csp.decorators import csp_exempt, csp_replace, csp_update
 from csp.exceptions import CSPNonceError
 from csp.middleware import CSPMiddleware
+from django.conf import settings as django_settings
+from django.conf.urls.i18n import i18n_patterns
 from django.contrib import messages
 from django.contrib.messages.middleware import MessageMiddleware
 from django.contrib.sessions.middleware import SessionMiddleware
-from django.conf.urls.i18n import i18n_patterns
 from django.http import HttpResponse
 from django.middleware.locale import LocaleMiddleware
 from django.test import RequestFactory
@@ -148,8 +149,8 @@ LOCALE_REQUESTS = {
     "no preference": {},
     "Accept-Language zh-hans": {"HTTP_ACCEPT_LANGUAGE": "zh-CN,zh;q=0.9,en;q=0.5"},
     "Accept-Language of no language we have": {"HTTP_ACCEPT_LANGUAGE": "fr-FR"},
-    "language cookie": {"HTTP_COOKIE": "django_language=zh-hans"},
-    "language cookie of no language": {"HTTP_COOKIE": "django_language=xx"},
+    "language cookie": {"HTTP_COOKIE": f"{django_settings.LANGUAGE_COOKIE_NAME}=zh-hans"},
+    "language cookie of no language": {"HTTP_COOKIE": f"{django_settings.LANGUAGE_COOKIE_NAME}=xx"},
 }
 
 
