@@ -339,7 +339,7 @@ def main():
         "--gc-freeze",
         action="store_true",
         help="set the collector up after start-up as gunicorn does before forking (memory_portal/collector.py: "
-        "freeze what is loaded, collect young objects less often): the p99 tail is mostly the cyclic collector",
+        "freeze what is loaded, full collections rare): the p99 tail is mostly the cyclic collector",
     )
     args = parser.parse_args()
     if args.candidates < SUBJECTS:
