@@ -9,7 +9,9 @@ same collector:
   cached templates) moves to a permanent generation that the collector never walks again;
   forked workers keep sharing those pages, since the collector no longer writes to them.
 * A young generation of 2,000 objects instead of Python's 700, and a full collection after
-  50 collections of the middle generation instead of 10. The two pull apart:
+  100 collections of the middle generation instead of 10: one per 2,000,000 objects kept
+  past a young collection, as often as with the young generation of 20,000 this module set
+  before. The two settings pull apart:
 
   - The queue page leaves about a thousand objects in reference cycles (model instances
     and their state, DRF's fields, the request). With Python's thresholds many were caught
@@ -24,16 +26,19 @@ same collector:
 
   Measured in one process (``gc.callbacks``), the collector's total time stays the same
   (9-11 µs per recall or floor request at 700, 2,000 or 20,000); only the size of each
-  pause changes. The queue's three sorts, 40 iterations on 100,000 candidates: no full
-  collection and middle-generation pauses of 4.5 ms (median) with these thresholds; 17
-  full collections (17-34 ms) with Python's; 34 young pauses of 8 ms and three middle
-  ones of 16-25 ms with a young generation of 20,000.
+  pause changes. The queue's three sorts (``bench/review_queue.py --gc-freeze``, 60
+  iterations on 1,000,000 candidates): no full collection, young pauses of 0.5 ms and
+  middle ones of 4.9 ms (median; 13.7 at most) with these thresholds; young pauses of
+  9.5 ms (20 at most) and middle ones of 27 ms with a young generation of 20,000. With
+  Python's thresholds, 40 iterations on 100,000 candidates made 17 full collections of
+  17-34 ms; a full collection after 50 middle ones instead of 100 made one of 98 ms in
+  the 60 iterations on 1,000,000.
 """
 import gc
 
 YOUNG_GENERATION_THRESHOLD = 2_000
 # Collections of the middle generation between two full ones (Python's default: 10).
-OLD_GENERATION_THRESHOLD = 50
+OLD_GENERATION_THRESHOLD = 100
 
 
 def prepare_for_serving() -> None:
