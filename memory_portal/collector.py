@@ -9,9 +9,9 @@ same collector:
   cached templates) moves to a permanent generation that the collector never walks again;
   forked workers keep sharing those pages, since the collector no longer writes to them.
 * A young generation of 2,000 objects instead of Python's 700, and a full collection after
-  100 collections of the middle generation instead of 10: one per 2,000,000 objects kept
-  past a young collection, as often as with the young generation of 20,000 this module set
-  before. The two settings pull apart:
+  100 collections of the middle generation instead of 10: one per 2,000,000 tracked
+  objects allocated (net of those freed), as with the young generation of 20,000 this
+  module set before. The two settings pull apart:
 
   - The queue page leaves about a thousand objects in reference cycles (model instances
     and their state, DRF's fields, the request). With Python's thresholds many were caught
@@ -21,8 +21,8 @@ same collector:
   - But a young collection's pause grows with the generation: at 20,000 objects (this
     module's setting before) each one stopped a recall or a bare page for 5-6 ms, one
     request in about 550. On two cores behind 16 connections those stops were the tail:
-    the floor's p99 (``bench/recall.py``) ran 1.3-1.5x the same code's with Python's
-    thresholds. At 2,000 a recall's young collection takes about 0.5 ms.
+    the floor's worst-slice p99 (``bench/recall.py``) ran 1.3-1.7x the same code's with
+    Python's thresholds in the same runs. At 2,000 a recall's young collection takes about 0.5 ms.
 
   Measured in one process (``gc.callbacks``), the collector's total time stays the same
   (9-11 µs per recall or floor request at 700, 2,000 or 20,000); only the size of each
