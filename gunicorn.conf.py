@@ -7,7 +7,8 @@ queue's latency in bench/review_queue.py without it) and each young collection s
 (the tail of recall's in bench/recall.py when the young generation was large).
 
 The access log never shows recall's question or a credential in an address
-(reviews/logs.py): the request line, the query string and the Referer are rewritten.
+(reviews/logs.py): the request line (path segments and query), the query string and the
+Referer are rewritten; the error log's records are masked.
 """
 import environ
 from gunicorn.glogging import Logger
@@ -23,8 +24,15 @@ forwarded_allow_ips = env.str("GUNICORN_FORWARDED_ALLOW_IPS", default="127.0.0.1
 
 
 class MaskedAccessLogger(Logger):
+    def setup(self, cfg):
+        from reviews.logs import MaskCredentials  # the project is importable once gunicorn reads its app
+
+        super().setup(cfg)
+        # gunicorn's error log writes a malformed request line as it came.
+        self.error_log.addFilter(MaskCredentials())
+
     def atoms(self, resp, req, environ, request_time):
-        from reviews.logs import loggable_query, loggable_uri
+        from reviews.logs import loggable_query, loggable_uri  # as in setup
 
         atoms = super().atoms(resp, req, environ, request_time)
         atoms["r"] = f"{environ['REQUEST_METHOD']} {loggable_uri(environ['RAW_URI'])} {environ['SERVER_PROTOCOL']}"

@@ -283,6 +283,8 @@ CELERY_BEAT_SCHEDULE = {
     "extract-pending-sweep": {"task": "reviews.tasks.sweep_pending_extractions", "schedule": timedelta(minutes=1)},
     "carry-out-deletions": {"task": "reviews.tasks.carry_out_due_deletions", "schedule": timedelta(minutes=1)},
     "expire-facts": {"task": "reviews.tasks.expire_facts", "schedule": timedelta(minutes=15)},
+# The worker logs through LOGGING above (its handler masks credentials), not handlers of its own.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
     "reconcile-projection": {"task": "reviews.tasks.reconcile_projection", "schedule": timedelta(hours=1)},
     "recall-partitions": {"task": "reviews.tasks.maintain_recall_partitions", "schedule": timedelta(hours=1)},
     # Does nothing unless MEMORY_RECALL_RECORD_STREAM_URL is set: a backstop for the drain
@@ -345,7 +347,10 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # Every record is masked on its way out (reviews/logs.py): a credential in an address,
+    # a message or a traceback never reaches a log, and a 4xx is one line.
+    "filters": {"mask_credentials": {"()": "reviews.logs.MaskCredentials"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["mask_credentials"]}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {
         "django": {"handlers": ["console"], "level": "INFO", "propagate": False},

@@ -48,3 +48,26 @@ def test_an_address_without_a_query_is_left_alone():
     assert loggable_uri("/review/") == "/review/"
     assert loggable_uri("/review/?q=") == "/review/?q=[dropped]"
     assert loggable_uri("/review/?field=location&sort=oldest") == "/review/?field=location&sort=oldest"
+
+
+def test_a_credential_in_the_path_is_not_in_the_access_log_line(access_logger):
+    logger, path = access_logger
+    raw = "/api/v1/users/password%20is%3A%20hunter2x/portal-link"
+    environ = {"REQUEST_METHOD": "POST", "RAW_URI": raw, "PATH_INFO": "/api/v1/users/password is: hunter2x/portal-link",
+               "QUERY_STRING": "", "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "127.0.0.1"}
+    logger.access(SimpleNamespace(status="400 Bad Request", sent=80, headers=[]), SimpleNamespace(headers=[]),
+                  environ, timedelta(milliseconds=2))
+    for handler in logging.getLogger("gunicorn.access").handlers:
+        handler.flush()
+    line = path.read_text()
+    assert '"POST /api/v1/users/' in line and "/portal-link HTTP/1.1" in line and " 400 " in line
+    assert "hunter2x" not in line
+
+
+def test_the_error_log_is_masked(access_logger, tmp_path):
+    logger, _ = access_logger
+    logger.error("Invalid request from ip=127.0.0.1: %s", "GET /x?password=hunter2x HTTP/1.1")
+    # The filter sits on gunicorn's error logger itself, whatever handler it writes to.
+    record = logging.LogRecord("gunicorn.error", logging.ERROR, __file__, 1, "bad line %s", ("password: hunter2x",), None)
+    assert all(f.filter(record) for f in logging.getLogger("gunicorn.error").filters)
+    assert "hunter2x" not in record.getMessage()
