@@ -150,6 +150,10 @@ AUTH_PASSWORD_VALIDATORS = [
 # right password included; the lockout is audited (staff.locked_out) in the account's tenant.
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 AXES_FAILURE_LIMIT = env.int("MEMORY_LOGIN_FAILURE_LIMIT", default=5)
+# Password spraying (one address, many usernames, a try or two each) never reaches the
+# per-account limit: an address is refused after this many failures across usernames within
+# the cool-off (reviews/throttling.py). Higher than the per-account limit: offices share one.
+MEMORY_LOGIN_ADDRESS_FAILURE_LIMIT = env.int("MEMORY_LOGIN_ADDRESS_FAILURE_LIMIT", default=20)
 AXES_COOLOFF_TIME = timedelta(minutes=env.float("MEMORY_LOGIN_COOL_OFF_MINUTES", default=15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True  # a success forgets the earlier failures
@@ -184,6 +188,10 @@ MEDIA_ROOT = Path(env.str("MEMORY_MEDIA_ROOT", default=str(BASE_DIR / "var")))
 # The README's "Security" section explains each choice; production (DJANGO_DEBUG=0) gets the
 # strict values by default, so `manage.py check --deploy` is clean (tests/core/test_deploy.py).
 SESSION_COOKIE_HTTPONLY = True
+# A staff session ends after a working day, not Django's default fortnight; a password
+# change ends every other session of the account (Django checks the session's password
+# hash on each request). The subject's portal session is shorter still (views/portal.py).
+SESSION_COOKIE_AGE = int(env.float("DJANGO_SESSION_HOURS", default=12) * 3600)
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
 X_FRAME_OPTIONS = "DENY"
@@ -275,6 +283,8 @@ CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for another
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# The worker logs through LOGGING above (its handler masks credentials), not handlers of its own.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)}
 CELERY_RESULT_BACKEND = None
@@ -283,8 +293,6 @@ CELERY_BEAT_SCHEDULE = {
     "extract-pending-sweep": {"task": "reviews.tasks.sweep_pending_extractions", "schedule": timedelta(minutes=1)},
     "carry-out-deletions": {"task": "reviews.tasks.carry_out_due_deletions", "schedule": timedelta(minutes=1)},
     "expire-facts": {"task": "reviews.tasks.expire_facts", "schedule": timedelta(minutes=15)},
-# The worker logs through LOGGING above (its handler masks credentials), not handlers of its own.
-CELERY_WORKER_HIJACK_ROOT_LOGGER = False
     "reconcile-projection": {"task": "reviews.tasks.reconcile_projection", "schedule": timedelta(hours=1)},
     "recall-partitions": {"task": "reviews.tasks.maintain_recall_partitions", "schedule": timedelta(hours=1)},
     # Does nothing unless MEMORY_RECALL_RECORD_STREAM_URL is set: a backstop for the drain

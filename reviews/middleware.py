@@ -17,7 +17,7 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.middleware.locale import LocaleMiddleware
 from django.utils import translation
-from django.utils.cache import patch_cache_control, patch_vary_headers
+from django.utils.cache import patch_vary_headers
 from django.utils.functional import SimpleLazyObject, empty
 
 from .api.errors import is_api_path, json_error
@@ -94,7 +94,9 @@ class NoStoreMiddleware:
     Staff pages, the subject's pages, export downloads and API answers carry personal data;
     none may stay in a browser's or a proxy's cache (a shared computer, the back button after
     signing out). Static files are answered before this (WhiteNoise) and stay cacheable.
-    ``patch_cache_control`` merges with what a view set (``never_cache``), never repeats it.
+    The header is exactly ``no-store``, replacing what a view set (``never_cache`` on the
+    sign-in page adds ``max-age=0, no-cache, must-revalidate, private``): ``no-store``
+    alone already forbids every cache, and one documented value is what operators check.
     """
 
     def __init__(self, get_response):
@@ -102,7 +104,7 @@ class NoStoreMiddleware:
 
     def __call__(self, request):
         response = self.get_response(request)
-        patch_cache_control(response, no_store=True)
+        response["Cache-Control"] = "no-store"
         return response
 
 

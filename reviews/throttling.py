@@ -4,14 +4,23 @@ Axes counts wrong passwords per username and client address; at MEMORY_LOGIN_FAI
 it locks that pair out for MEMORY_LOGIN_COOL_OFF_MINUTES (each further try restarts the
 cool-off), and refuses even the right password meanwhile. The lockout itself is audited
 once, when it happens, in the account's tenant.
+
+Password spraying tries many usernames from one address, a try or two each, and never
+reaches a pair's limit: :func:`address_locked_out` adds up the failures Axes recorded for
+the address across usernames within the cool-off, and the sign-in view refuses the
+address at MEMORY_LOGIN_ADDRESS_FAILURE_LIMIT.
 """
 import logging
 
+from axes.helpers import get_client_ip_address
+from axes.models import AccessAttempt
 from axes.signals import user_locked_out
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.db.models import Sum
 from django.dispatch import receiver
 from django.shortcuts import render
+from django.utils import timezone
 
 from .normalize import keyed_digest
 from .services.tenants import staff_lockout_record
@@ -43,6 +52,18 @@ def locked_out_response(request, original_response=None, credentials=None):
     """The sign-in page again, saying why the password was not even tried (429)."""
     context = {"locked_out": True, "minutes": f"{cool_off_minutes():g}", "next": request.POST.get("next", "")}
     return render(request, "registration/login.html", context, status=429)
+
+
+def address_failures(request) -> int:
+    """Failed sign-ins from the request's address within the cool-off, whichever usernames."""
+    recent = AccessAttempt.objects.filter(
+        ip_address=get_client_ip_address(request), attempt_time__gte=timezone.now() - settings.AXES_COOLOFF_TIME
+    )
+    return recent.aggregate(failures=Sum("failures_since_start"))["failures"] or 0
+
+
+def address_locked_out(request) -> bool:
+    return address_failures(request) >= settings.MEMORY_LOGIN_ADDRESS_FAILURE_LIMIT
 
 
 @receiver(user_locked_out, dispatch_uid="reviews.throttling.record_lockout")

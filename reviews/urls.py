@@ -3,14 +3,14 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from .api import converters  # noqa: F401 - registers the path converters
-from .views import auditor, dry_runs, home, reviewer, stats, tenant_admin
+from .views import auditor, dry_runs, home, reviewer, signin, stats, tenant_admin
 from .views import recall as recall_views
 
 app_name = "reviews"
 
 urlpatterns = [
     path("", home.home, name="home"),
-    path("login/", auth_views.LoginView.as_view(template_name="registration/login.html"), name="login"),
+    path("login/", signin.SignInView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(next_page="reviews:home"), name="logout"),
     path("me/", include("reviews.portal_urls")),
     path("review/", reviewer.queue, name="queue"),

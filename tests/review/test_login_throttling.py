@@ -110,3 +110,33 @@ def test_what_axes_keeps_of_a_failure_holds_no_credential_sent_as_next(reviewer)
     )
     [attempt] = AccessAttempt.objects.all()
     assert "AKIAIOSFODNN7EXAMPLE" not in attempt.post_data + attempt.get_data
+
+
+ADDRESS_LIMIT = 20
+
+
+def test_password_spraying_from_one_address_is_refused_across_usernames(reviewer, second_reviewer):
+    # One wrong password for each of 30 names: no pair comes near its own limit.
+    codes = [fail(f"sprayed-{n}", 1)[0] for n in range(30)]
+    assert codes == [200] * ADDRESS_LIMIT + [429] * (30 - ADDRESS_LIMIT)
+    # The address is refused before the password is read, the right one included ...
+    response, signed_in = sign_in(reviewer.username, PASSWORD)
+    assert response.status_code == 429 and not signed_in
+    assert "Too many failed sign-ins" in response.content.decode()
+    # ... while another address signs in as usual,
+    assert sign_in(second_reviewer.username, PASSWORD, address="198.51.100.2")[1]
+    # and the address is let in again after the cool-off.
+    with time_machine.travel(timezone.now() + COOL_OFF + timedelta(minutes=1)):
+        assert sign_in(reviewer.username, PASSWORD)[1]
+
+
+def test_the_address_limit_counts_failures_not_successes(reviewer):
+    for n in range(ADDRESS_LIMIT - 1):
+        fail(f"sprayed-{n}", 1)
+    assert sign_in(reviewer.username, PASSWORD)[1]  # 19 failures: still below the limit
+    assert sign_in(reviewer.username, PASSWORD)[1]
+
+
+def test_the_sign_in_page_is_exactly_no_store(client, db):
+    assert client.get("/login/")["Cache-Control"] == "no-store"
+    assert client.post("/login/", {"username": "x", "password": "y"})["Cache-Control"] == "no-store"
