@@ -30,7 +30,7 @@ from bench.common import ensure_database, publish_tasks_to  # noqa: E402 - after
 
 
 def make_batch(rng: random.Random, n: int):
-    from reviews.services.candidates import CandidateInput
+    from reviews.domain import CandidateInput
 
     shapes = [
         ("user", "me", "name", ["Alice", "alice", "Alicia"]),

@@ -394,7 +394,7 @@ def run(args, versions: list[Version], overrides: dict, scratch: Path) -> None:
     try:
         for version in versions:
             kinds = ["durable"] + ([] if args.no_async else ["async"])
-            if not args.no_stream and (version.tree / "reviews/services/recall_records.py").exists():
+            if not args.no_stream and (version.tree / "reviews/recall/records.py").exists():
                 kinds.append("stream")
             for kind in kinds:
                 port = free_port()

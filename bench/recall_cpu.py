@@ -118,7 +118,7 @@ def main() -> None:
     from django.db import connection
 
     from reviews.models import RecallRecord
-    from reviews.services.recall_records import recall_records_drain
+    from reviews.recall.records import recall_records_drain
 
     subjects, max_fact, key = seeded.subjects, seeded.max_fact, seeded.key
     stream_key = f"bench:recall-cpu:{os.getpid()}"

@@ -133,7 +133,7 @@ def child(args, tree: Path, mode: str) -> None:
     from django.core.handlers.wsgi import WSGIHandler
 
     from memory_portal.collector import prepare_for_serving
-    from reviews.services.recall_records import recall_records_drain
+    from reviews.recall.records import recall_records_drain
 
     if mode == "stream":
         settings.MEMORY_RECALL_RECORD_STREAM_URL = args.redis
@@ -163,7 +163,7 @@ def child(args, tree: Path, mode: str) -> None:
     sys.stdin.readline()
     recall_records_drain()
     if mode == "stream":
-        from reviews.services.recall_records import _stream
+        from reviews.recall.records import _stream
 
         _stream().client.delete(settings.MEMORY_RECALL_RECORD_STREAM_KEY)
 

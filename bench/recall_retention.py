@@ -3,7 +3,7 @@
 1. A separate PostgreSQL database with a small memory (facts as bench/recall.py seeds
    them) and N recall records (default 10,000,000) spread evenly over the last D days
    (default 120), written with generate_series, one INSERT per day, into their daily
-   partitions (reviews/services/recall_partitions.py).
+   partitions (reviews/recall/partitions.py).
 2. gunicorn serves the app on 127.0.0.1; wrk drives GET /api/v1/recall at 16 connections
    (every call also writes its recall record, into today's partition).
 3. Slices before the sweep, then one slice during which the sweep runs
@@ -39,7 +39,7 @@ def seed_records(tenant_id: int, subjects: int, records: int, days: int) -> None
     from django.db import connection
     from django.utils import timezone
 
-    from reviews.services.recall_partitions import recall_partitions_ensure
+    from reviews.recall.partitions import recall_partitions_ensure
 
     today = timezone.now().date()
     recall_partitions_ensure(today=today - timedelta(days=days), ahead_days=days + 7)
@@ -91,7 +91,7 @@ def main() -> None:
     from django.db import connection
 
     from reviews.models import Scope, Subject, Tenant
-    from reviews.services.recall_partitions import partitions, recall_partitions_drop_expired
+    from reviews.recall.partitions import partitions, recall_partitions_drop_expired
     from reviews.services.tenants import api_key_create
 
     if not args.reuse:

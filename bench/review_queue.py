@@ -225,7 +225,7 @@ def timed(run, iterations: int) -> Timing:
 
 def cursor_of_page(tenant, filters, page_number, limit, viewer):
     """The cursor that opens page ``page_number`` (1-based), walked the way this reviewer pages."""
-    from reviews.selectors import review_queue_page
+    from reviews.selectors.queue import review_queue_page
 
     cursor = None
     for _ in range(page_number - 1):
@@ -299,7 +299,7 @@ def seed_claims(tenant, viewer, colleagues) -> int:
     from django.db import connection
 
     from reviews.models import Candidate
-    from reviews.selectors import QueueFilters
+    from reviews.selectors.queue import QueueFilters
     from reviews.services.claims import candidates_claim
 
     Candidate.objects.filter(tenant=tenant).exclude(claimed_by="").update(claimed_by="", claim_expires_at=None)
@@ -363,7 +363,7 @@ def main():
     from django.test import Client
 
     from reviews.actors import Actor
-    from reviews.selectors import QueueFilters, review_queue_items, review_queue_page
+    from reviews.selectors.queue import QueueFilters, review_queue_items, review_queue_page
     from reviews.services.claims import candidates_claim, candidates_release
     from reviews.services.tenants import api_key_create
     from reviews.models import Scope

@@ -128,7 +128,8 @@ def seed(count: int):
 
     from reviews.actors import Actor
     from reviews.models import Candidate, CandidateStatus, Role
-    from reviews.services.candidates import CandidateInput, candidates_submit
+    from reviews.domain import CandidateInput
+    from reviews.services.candidates import candidates_submit
     from reviews.services.tenants import staff_create, tenant_create
 
     call_command("migrate", verbosity=0)

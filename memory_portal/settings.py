@@ -110,11 +110,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
     }
 IS_POSTGRES = DATABASES["default"]["ENGINE"].endswith("postgresql")
-# Recall's statements are prepared once per connection (reviews/hotpath.py); turn off
+# Recall's statements are prepared once per connection (reviews/recall/hotpath.py); turn off
 # behind a transaction-mode pooler that does not track prepared statements.
 DATABASE_PREPARED_STATEMENTS = env.bool("DATABASE_PREPARED_STATEMENTS", default=True)
 
-# Read replicas (reviews/replicas.py): PostgreSQL streaming replicas of the default database,
+# Read replicas (reviews/recall/replicas.py): PostgreSQL streaming replicas of the default database,
 # comma-separated URLs. Recall's fact reads and a few read-only auditor pages go to one;
 # every write, and every page that must see its own writes, stays on the primary. A replica
 # that fails a query, or is more than DATABASE_REPLICA_MAX_LAG_SECONDS behind, is left out
@@ -130,7 +130,7 @@ for _number, _url in enumerate(env.names("DATABASE_REPLICA_URLS"), start=1):
     DATABASE_REPLICAS.append(f"replica_{_number}")
 DATABASE_REPLICA_MAX_LAG_SECONDS = env.float("DATABASE_REPLICA_MAX_LAG_SECONDS", default=5)
 DATABASE_REPLICA_RETRY_SECONDS = env.float("DATABASE_REPLICA_RETRY_SECONDS", default=30)
-DATABASE_ROUTERS = ["reviews.replicas.ReplicaRouter"]
+DATABASE_ROUTERS = ["reviews.recall.replicas.ReplicaRouter"]
 
 if IS_POSTGRES and DATABASE_PREPARED_STATEMENTS:
     # psycopg prepares nothing while the threshold is None (Django's default). Django's own
@@ -330,11 +330,11 @@ MEMORY_REVIEW_CLAIM_MINUTES = env.float("MEMORY_REVIEW_CLAIM_MINUTES", default=1
 MEMORY_RECALL_ASYNC_COMMIT = env.bool("MEMORY_RECALL_ASYNC_COMMIT", default=False)
 # PostgreSQL: a Redis URL hands recall records to a stream there, written to the database in
 # batches by `manage.py recall_records_drain --follow` and the beat (durable, never twice:
-# reviews/services/recall_records.py). Empty: each recall writes its own record.
+# reviews/recall/records.py). Empty: each recall writes its own record.
 MEMORY_RECALL_RECORD_STREAM_URL = env.str("MEMORY_RECALL_RECORD_STREAM_URL", default="")
 MEMORY_RECALL_RECORD_STREAM_KEY = env.str("MEMORY_RECALL_RECORD_STREAM_KEY", default="memory-portal:recall-records")
 # Recall records older than this many days are dropped a whole day at a time (PostgreSQL:
-# one partition per day, reviews/services/recall_partitions.py; SQLite keeps every record).
+# one partition per day, reviews/recall/partitions.py; SQLite keeps every record).
 MEMORY_RECALL_RETENTION_DAYS = env.int("MEMORY_RECALL_RETENTION_DAYS", default=90)
 MEMORY_PORTAL_LINK_MAX_AGE = env.int("MEMORY_PORTAL_LINK_MAX_AGE", default=24 * 3600)
 # How long a subject can undo "delete this memory" before the erasure proper runs.

@@ -20,7 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from .middleware import current_request_id
+from .context import current_request_id
 from .models import AuditChainHead, AuditEvent, AuditPayload
 from .normalize import digest_matches, keyed_digest
 

@@ -40,7 +40,8 @@ from .models import (
 )
 from .normalize import normalize_text, slugify_entity_id
 from .publication import projected_facts
-from .services.candidates import CandidateInput, candidates_submit
+from .domain import CandidateInput
+from .services.candidates import candidates_submit
 
 logger = logging.getLogger(__name__)
 

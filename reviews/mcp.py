@@ -35,10 +35,11 @@ from .errors import DomainError
 from .identifiers import validate_identifier
 from .middleware import drain_bound
 from .models import ApiKey, Scope
-from .selectors import RecallQuery
-from .services.candidates import CandidateInput, candidates_submit
+from .recall.query import RecallQuery
+from .domain import CandidateInput
+from .services.candidates import candidates_submit
 from .services.erasure import fact_erase
-from .services.recall import recall_perform
+from .recall.service import recall_perform
 from .services.tenants import api_key_authenticate
 
 CHANNEL = "mcp"

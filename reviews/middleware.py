@@ -1,7 +1,6 @@
 """Per-request context (a request id that the audit trail records with every event), the
 API's body limit, the one rule that keeps what the app answers out of every cache, and
 leaner forms of three library middlewares that every request passes through."""
-import contextvars
 import functools
 import re
 import uuid
@@ -21,8 +20,7 @@ from django.utils.cache import patch_vary_headers
 from django.utils.functional import SimpleLazyObject, empty
 
 from .api.errors import is_api_path, json_error
-
-current_request_id: contextvars.ContextVar[str] = contextvars.ContextVar("current_request_id", default="")
+from .context import current_request_id
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 

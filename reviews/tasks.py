@@ -2,7 +2,8 @@
 from celery import shared_task
 
 from . import publication
-from .services import audit_export, recall_partitions, recall_records, retention
+from .services import audit_export, retention
+from .recall import partitions as recall_partitions, records as recall_records
 
 
 @shared_task(

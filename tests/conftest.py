@@ -14,7 +14,8 @@ from rest_framework.test import APIClient
 
 from reviews.actors import Actor
 from reviews.models import Role, Scope, Source
-from reviews.services.candidates import CandidateInput, candidates_submit
+from reviews.domain import CandidateInput
+from reviews.services.candidates import candidates_submit
 from reviews.services.tenants import api_key_create, staff_create, tenant_create
 
 PASSWORD = "correct-horse-battery-staple"

@@ -6,7 +6,7 @@ from rest_framework import serializers
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.response import Response
 
-from ..audit_selectors import AUDIT_MAX_PAGE_SIZE, AUDIT_PAGE_SIZE, AuditCursor, audit_events_page
+from ..selectors.audit import AUDIT_MAX_PAGE_SIZE, AUDIT_PAGE_SIZE, AuditCursor, audit_events_page
 from ..exports import ExportFilters
 from ..models import ExportFormat, Scope
 from ..services.audit_export import audit_export_stream

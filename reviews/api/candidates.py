@@ -4,7 +4,8 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from ..models import Kind, MemoryScope, Scope
-from ..services.candidates import CandidateInput, candidates_submit
+from ..domain import CandidateInput
+from ..services.candidates import candidates_submit
 from .base import ApiView, StrictSerializer
 from .fields import FloatField, IdentifierField
 

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.db import connection
 from django.http import JsonResponse
 
-from ..services.recall_records import handed_off, recall_records_waiting
+from ..recall.records import handed_off, recall_records_waiting
 
 
 def healthz(request):

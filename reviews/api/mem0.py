@@ -29,12 +29,14 @@ from rest_framework.response import Response
 from ..errors import InvalidInput, NotFound
 from ..identifiers import validate_identifier
 from ..models import Fact, FactVersion, Scope
-from ..selectors import RECALL_MAX_LIMIT, RecallQuery
-from ..services.candidates import CandidateInput, candidates_submit
+from ..recall.query import RECALL_MAX_LIMIT, RecallQuery
+from ..domain import CandidateInput
+from ..services.candidates import candidates_submit
 from ..services.erasure import fact_erase, facts_delete
-from ..services.ingest import MAX_CONTENT_LENGTH, MESSAGE_ROLES, MessageInput, messages_ingest
-from ..services.recall import recall_perform
-from ..subject_selectors import published_fact_locate, subjects_with_published_facts
+from ..services.ingest import MAX_CONTENT_LENGTH, MESSAGE_ROLES, messages_ingest
+from ..domain import MessageInput
+from ..recall.service import recall_perform
+from ..selectors.subjects import published_fact_locate, subjects_with_published_facts
 from .auth import ApiKeyAuthentication
 from .base import ApiView, OnceEachParameter
 from .errors import api_exception_handler

@@ -4,12 +4,8 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from ..models import Scope
-from ..services.ingest import (
-    MAX_CONTENT_LENGTH,
-    MESSAGE_ROLES,
-    MessageInput,
-    messages_ingest,
-)
+from ..services.ingest import MAX_CONTENT_LENGTH, MESSAGE_ROLES, messages_ingest
+from ..domain import MessageInput
 from .base import ApiView, StrictSerializer
 from .fields import IdentifierField
 

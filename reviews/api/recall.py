@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from ..actors import Actor
 from ..errors import DomainError
 from ..models import Category, MemoryScope, Scope, Sensitivity, Source
-from ..selectors import (
+from ..recall.query import (
     RECALL_DEFAULT_LIMIT,
     RECALL_MAX_ENTITIES,
     RECALL_MAX_FIELDS,
@@ -18,8 +18,8 @@ from ..selectors import (
     Exclusion,
     RecallQuery,
 )
-from ..services.recall import recall_perform
-from ..services.recall_records import recall_records_settled_on_exit
+from ..recall.service import recall_perform
+from ..recall.records import recall_records_settled_on_exit
 from .auth import ApiKeyAuthentication, HasScope
 from .base import ApiKeyRateThrottle, ApiView, FlatQuerySerializer, asks_for_plain
 from .fields import IdentifierField, IntegerField
@@ -141,7 +141,7 @@ class RecallApi(ApiView):
         renderer = self.renderer_classes[0]()
         try:
             # The record's hand-off is settled after the rendering, not before it
-            # (reviews/services/recall_records.py), and before anything is answered.
+            # (reviews/recall/records.py), and before anything is answered.
             with recall_records_settled_on_exit():
                 content = renderer.render(self._recall(data, key))
         except (APIException, DomainError) as error:

@@ -5,7 +5,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from ..models import Candidate, CandidateFlag, Scope, Sensitivity
-from ..selectors import (
+from ..selectors.queue import (
     MAX_QUERY_LENGTH,
     QUEUE_AGES,
     QUEUE_FLAGS,

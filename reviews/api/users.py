@@ -13,7 +13,7 @@ from rest_framework.response import Response
 
 from ..models import Category, FactStatus, MemoryScope, Scope, Sensitivity, Source
 from ..services.erasure import fact_erase, facts_delete
-from ..subject_selectors import subject_facts_with_history
+from ..selectors.subjects import subject_facts_with_history
 from .base import ApiView, StrictSerializer
 from .fields import IdentifierField
 

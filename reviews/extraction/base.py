@@ -1,7 +1,7 @@
 """What every extractor receives and returns, and the errors it may raise.
 
 An extractor turns one (masked) message, seen with its thread and the subject's known
-entities, into :class:`~reviews.services.candidates.CandidateInput` items. It never
+entities, into :class:`~reviews.domain.CandidateInput` items. It never
 touches the database: the ingestion service builds the context and submits the result
 through the policy pipeline.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..services.candidates import CandidateInput
+from ..domain import CandidateInput
 
 
 @dataclass(frozen=True)

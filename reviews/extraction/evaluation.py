@@ -33,9 +33,9 @@ from ..models import Category, Kind, MemoryScope
 from ..policy import RELATION_PREFIX
 from ..schema import DEFAULT_FIELDS
 from ..secrets import mask_secrets
-from ..services.candidates import CandidateInput
-from ..services.entities import SELF_ALIASES
-from ..services.ingest import HISTORY_MESSAGES
+from ..domain import CandidateInput
+from ..domain import SELF_ALIASES
+from ..domain import HISTORY_MESSAGES
 from .base import ExtractionContext, ExtractionError, Extractor, KnownEntity, PriorMessage, field_line
 from .resolve import canonical_entity_id
 

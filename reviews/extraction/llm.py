@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ..identifiers import identifier_problem
 from ..models import Kind, MemoryScope
-from ..services.candidates import CandidateInput
+from ..domain import CandidateInput
 from .base import (
     ExtractionContext,
     ExtractionResult,

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from ..models import Kind, MemoryScope
 from ..normalize import normalize_value
-from ..services.candidates import CandidateInput
+from ..domain import CandidateInput
 from .base import ExtractionContext, ExtractionResult
 from .patterns import CLAUSE, EXPLICIT, SENTENCE, STATED, VALUE, tech
 from .patterns import en as patterns_en

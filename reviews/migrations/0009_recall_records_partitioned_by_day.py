@@ -1,4 +1,4 @@
-"""Recall records: one PostgreSQL partition per day (reviews/services/recall_partitions.py).
+"""Recall records: one PostgreSQL partition per day (reviews/recall/partitions.py).
 
 On PostgreSQL the plain table becomes a table partitioned by range of ``created_at``; on
 SQLite nothing changes. The model is unchanged, so Django's state is too.
@@ -78,7 +78,7 @@ def convert(
 def forwards(apps, schema_editor):
     if schema_editor.connection.vendor != "postgresql":
         return
-    from reviews.services.recall_partitions import recall_partitions_ensure
+    from reviews.recall.partitions import recall_partitions_ensure
 
     with schema_editor.connection.cursor() as cursor:
         convert(cursor)

@@ -1,6 +1,6 @@
 """Recall records: a unique index on (id, created_at) in place of the plain one on id.
 
-A record handed off through the Redis stream (reviews/services/recall_records.py) carries
+A record handed off through the Redis stream (reviews/recall/records.py) carries
 the id its recall returned, and may be delivered twice (its batch committed, the drain died
 before acknowledging it): ``ON CONFLICT (id, created_at) DO NOTHING`` needs a unique index
 to meet. PostgreSQL cannot keep one on ``id`` alone across partitions (a partitioned

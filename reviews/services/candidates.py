@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from .. import audit, transitions
 from ..actors import POLICY, Actor
+from ..domain import CandidateInput
 from ..audit import EventDraft
 from ..errors import InvalidInput, InvalidTransition, NotFound, StaleVersion
 from ..models import (
@@ -27,7 +28,6 @@ from ..models import (
     Cardinality,
     Fact,
     FactStatus,
-    Kind,
     MemoryScope,
     Message,
     Reason,
@@ -49,24 +49,6 @@ from .facts import (
 )
 from .boundary import masked_kinds, service
 
-
-
-@dataclass
-class CandidateInput:
-    """A proposed fact as the API, an extractor or an adapter hands it in."""
-
-    entity_type: str
-    entity_id: str
-    field: str
-    value: str
-    confidence: float
-    entity_name: str = ""
-    source_message_id: str = ""
-    evidence: str = ""
-    kind: str = Kind.FACT
-    scope: str = MemoryScope.LONG_TERM
-    thread_id: str = ""
-    supersedes: bool = False
 
 
 @dataclass

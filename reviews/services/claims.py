@@ -22,7 +22,7 @@ from ..audit import EventDraft
 from ..errors import InvalidInput
 from ..models import AuditAction, Candidate, CandidateStatus, Tenant
 from ..models.choices import OPEN_CANDIDATE_STATUSES
-from ..selectors import QUEUE_ORDER, QueueClaims, QueueFilters, queue_filtered
+from ..selectors.queue import QUEUE_ORDER, QueueClaims, QueueFilters, queue_filtered
 from .boundary import service
 
 MAX_CLAIM = 100

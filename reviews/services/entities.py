@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from .. import audit, transitions
 from ..actors import Actor
+from ..domain import SELF_ALIASES
 from ..audit import EventDraft
 from ..errors import InvalidInput, NotFound
 from ..models import (
@@ -30,7 +31,6 @@ from ..normalize import normalize_text, slugify_entity_id, value_digests
 from .boundary import service
 
 USER_ENTITY_TYPE = "user"
-SELF_ALIASES = ("我", "i", "me", "my", "myself", "本人", "自己")
 
 
 def subject_get_or_create(*, tenant: Tenant, user_id: str) -> Subject:

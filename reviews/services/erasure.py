@@ -61,9 +61,10 @@ from ..publication import schedule_projection
 from ..transitions import LIVE_FACT_STATUSES, Transition
 from .audit_export import audit_exports_purge
 from .dry_run import dry_run_examples_forget
-from .entities import SELF_ALIASES, USER_ENTITY_TYPE
+from ..domain import SELF_ALIASES
+from .entities import USER_ENTITY_TYPE
 from .facts import _get_fact_for_update, lock_subject, suppress_value
-from .recall_records import recall_records_flush
+from ..recall.records import recall_records_flush
 from .boundary import service
 
 REDACTED = "[deleted]"

@@ -25,6 +25,7 @@ from django.utils import timezone
 from .. import audit
 from ..actors import SYSTEM, Actor
 from ..audit import EventDraft
+from ..domain import HISTORY_MESSAGES, SELF_ALIASES, CandidateInput, MessageInput
 from ..background import BackgroundLane, publish_tasks, publisher, runs_in_process
 from ..errors import InvalidInput
 from ..extraction import (
@@ -49,8 +50,8 @@ from ..models import (
     Tenant,
 )
 from ..schema import TenantSchema
-from .candidates import CandidateInput, SubmitResult, candidates_submit
-from .entities import SELF_ALIASES, USER_ENTITY_TYPE, alias_add
+from .candidates import SubmitResult, candidates_submit
+from .entities import USER_ENTITY_TYPE, alias_add
 from .boundary import masked_kinds, service
 from .facts import lock_subject, lock_subjects
 
@@ -59,23 +60,12 @@ logger = logging.getLogger(__name__)
 MESSAGE_ROLES = ("user", "assistant", "system", "tool")
 MAX_MESSAGE_ID_LENGTH = 128
 MAX_CONTENT_LENGTH = 32_000
-# How much of the thread an extractor sees, and how many known entities.
-HISTORY_MESSAGES = 6
+# How many known entities an extractor sees.
 KNOWN_ENTITIES = 100
 # Earlier pending messages of the same subject extracted first, so a correction
 # ("现在迁到 PostgreSQL") meets the value it corrects even when workers race.
 CATCH_UP_LIMIT = 20
 SWEEP_BATCH = 1000
-
-
-@dataclass(frozen=True)
-class MessageInput:
-    id: str
-    thread_id: str
-    user_id: str
-    role: str
-    content: str
-    created_at: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,8 @@ from ..models import (
 )
 from ..publication import schedule_projection
 from ..policy import RELATION_PREFIX
-from .candidates import CandidateInput, candidate_approve, candidate_payload, candidates_submit
+from ..domain import CandidateInput
+from .candidates import candidate_approve, candidate_payload, candidates_submit
 from .entities import subject_get_or_create
 from .facts import clean_value, lock_subject, relation_target
 from .boundary import service

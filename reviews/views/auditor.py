@@ -24,13 +24,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from ..actors import Actor
 from ..audit import verify_tenant
-from ..audit_selectors import AuditCursor, audit_events_page
+from ..selectors.audit import AuditCursor, audit_events_page
 from ..errors import InvalidInput, NotFound
 from ..exports import ExportFilters
 from ..models import AuditChainHead, AuditExport, ExportFormat, ExportStatus
 from ..forms import IdentifierField
 from ..permissions import can_audit, staff_tenant
-from ..selectors import actor_names
+from ..selectors.queue import actor_names
 from ..services.audit_export import (
     audit_export_get,
     audit_export_start,

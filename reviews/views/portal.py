@@ -28,7 +28,7 @@ from ..errors import DomainError, NotFound, Unavailable
 from ..forms import EntityRefField, IdentifierField
 from ..labels import labels_cached_on
 from ..permissions import PORTAL_SESSION_KEY, portal_binding, portal_subject
-from ..portal_selectors import (
+from ..selectors.portal import (
     conversation_label,
     entity_label,
     describe_counts,

@@ -16,9 +16,14 @@ from ..actors import Actor
 from ..models import ActorKind, ApiKey, Fact
 from ..forms import IdentifierField
 from ..permissions import can_audit, staff_tenant
-from ..replicas import replica_view
-from ..selectors import RecallRecordsPage, recall_record_facts, recall_records_page, recalls_of_fact
-from ..services.recall_records import recall_record_find
+from ..recall.replicas import replica_view
+from ..selectors.recall_history import (
+    RecallRecordsPage,
+    recall_record_facts,
+    recall_records_page,
+    recalls_of_fact,
+)
+from ..recall.records import recall_record_find
 
 
 def auditor_view(view):

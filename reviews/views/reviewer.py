@@ -43,7 +43,7 @@ from ..forms import BulkDecisionForm, ClaimForm, IdentifierField, UndoBulkForm
 from ..permissions import can_decide, can_view_queue, staff_tenant
 from ..templatetags.reviewer_tags import FLAG_LABELS
 from ..schema import TenantSchema
-from ..selectors import (
+from ..selectors.queue import (
     ANY_RELATION,
     QUEUE_STATUS_ALL,
     QUEUE_STATUS_OPEN,

@@ -13,13 +13,12 @@ from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
-from ..selectors import (
+from ..selectors.stats import (
     PACE_DAYS,
     TIME_TO_DECISION_DAYS,
     DecisionTimes,
     ReviewerPace,
     WaitingNow,
-    actor_names,
     decisions_per_day,
     decisions_per_reviewer,
     extractor_quality,
@@ -30,6 +29,7 @@ from ..selectors import (
     waiting_items_series,
     waiting_now,
 )
+from ..selectors.queue import actor_names
 from ..sharedcache import cached
 from .reviewer import staff_view
 

@@ -45,7 +45,7 @@ from ..models import (
     Tenant,
 )
 from ..permissions import can_administer, staff_tenant
-from ..selectors import actor_names
+from ..selectors.queue import actor_names
 from ..services import governance, tenants
 
 GOVERNANCE_ACTIONS = (

@@ -10,7 +10,8 @@ import pytest
 
 from reviews.actors import SYSTEM, Actor
 from reviews.models import Candidate, Fact, Message, Scope, Subject
-from reviews.services.ingest import MessageInput, messages_ingest
+from reviews.domain import MessageInput
+from reviews.services.ingest import messages_ingest
 from reviews.services.portal import portal_link_create
 from tests.conftest import candidate
 from tests.portal.conftest import alice, memory, say  # noqa: F401  (fixtures)

@@ -2,9 +2,9 @@
 import pytest
 
 from reviews.actors import Actor
-from reviews.selectors import RecallQuery
+from reviews.recall.query import RecallQuery
 from reviews.services.facts import fact_edit
-from reviews.services.recall import recall_perform
+from reviews.recall.service import recall_perform
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

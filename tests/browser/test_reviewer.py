@@ -7,7 +7,7 @@ from playwright.sync_api import expect
 
 from reviews.models import AuditEvent, Candidate, Fact
 from tests.conftest import PASSWORD, candidate
-from tests.review.conftest import (  # noqa: F401 (fixtures)
+from tests.review.conftest import (
     TEMPLATE_VALUE,
     XSS_VALUE,
     _fresh_stats_cache,

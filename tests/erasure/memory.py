@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 from reviews.actors import Actor
 from reviews.models import Subject
-from reviews.selectors import RecallQuery
+from reviews.recall.query import RecallQuery
 from reviews.services.facts import fact_edit
-from reviews.services.recall import recall_perform
+from reviews.recall.service import recall_perform
 from tests.conftest import candidate, store_message
 
 USER = "u-erase"

@@ -7,7 +7,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from reviews.extraction.evaluation import EvalItem, item_context, load_dataset, score_item
-from reviews.services.candidates import CandidateInput
+from reviews.domain import CandidateInput
 from tests.extraction.fake_openai import fact, facts, message_of
 from tests.ingest.helpers import ingest, message
 

@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from reviews.extraction.llm import EVIDENCE_NOT_IN_MESSAGE, INVALID_ENTITY_ID, MALFORMED_ITEM
 from reviews.extraction.prompt import PROMPT_VERSION
 from reviews.models import AuditEvent, Candidate, ExtractionStatus, Message
-from reviews.selectors import extractor_quality
+from reviews.selectors.stats import extractor_quality
 from reviews.services.ingest import message_extract, message_extract_until_settled
 from tests.dump import dump_all_tables
 from tests.extraction.fake_openai import fact, facts, raw, slow, status

@@ -1,6 +1,7 @@
 """Ingest messages through the real service, extraction run as it would after commit."""
 from reviews.actors import Actor
-from reviews.services.ingest import MessageInput, messages_ingest
+from reviews.domain import MessageInput
+from reviews.services.ingest import messages_ingest
 
 ACTOR = Actor("api_key", "test")
 

@@ -6,7 +6,8 @@ from hypothesis import strategies as st
 
 from reviews.actors import Actor
 from reviews.models import Candidate, CandidateStatus, Fact
-from reviews.services.candidates import CandidateInput, candidates_submit
+from reviews.domain import CandidateInput
+from reviews.services.candidates import candidates_submit
 from reviews.services.tenants import tenant_create
 
 FIELDS = [

@@ -13,7 +13,7 @@ import pytest
 from django.utils import translation
 
 from reviews import labels as schema_labels
-from reviews import portal_selectors
+from reviews.selectors import portal as portal_selectors
 from reviews.models import Category, Source
 from reviews.schema import DEFAULT_FIELDS
 from reviews.views import portal as portal_views

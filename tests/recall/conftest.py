@@ -1,8 +1,8 @@
 import pytest
 
 from reviews.actors import Actor
-from reviews.selectors import RecallQuery
-from reviews.services.recall import recall_perform
+from reviews.recall.query import RecallQuery
+from reviews.recall.service import recall_perform
 
 AGENT = Actor("api_key", "agent")
 

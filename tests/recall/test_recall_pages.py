@@ -3,7 +3,7 @@ import pytest
 
 from reviews.actors import Actor
 from reviews.models import RecallRecord
-from reviews.selectors import RECALL_RECORDS_PAGE_SIZE
+from reviews.selectors.recall_history import RECALL_RECORDS_PAGE_SIZE
 from reviews.services.facts import fact_edit
 
 pytestmark = pytest.mark.django_db

@@ -85,7 +85,7 @@ class Replica:
 
     def lagging(self, seconds: float) -> None:
         """Wait until the replica reports itself more than ``seconds`` behind."""
-        from reviews.replicas import LAG_SQL
+        from reviews.recall.replicas import LAG_SQL
 
         self._wait_until(f"SELECT ({LAG_SQL}) > {seconds}", f"fall {seconds} s behind")
 
@@ -114,7 +114,7 @@ def _replay_control_lock():
 @pytest.fixture
 def replica(_replay_control_lock, settings):
     """The replica, configured as the app's one read replica for this test, caught up."""
-    from reviews.replicas import reset_replica_state
+    from reviews.recall.replicas import reset_replica_state
 
     settings.DATABASE_REPLICAS = [ALIAS]
     settings.DATABASE_REPLICA_MAX_LAG_SECONDS = 3600

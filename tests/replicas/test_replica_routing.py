@@ -60,7 +60,7 @@ def test_a_replica_too_far_behind_is_left_out_and_logged(recall_client, tea, ten
     replica.received_past_replay()
     replica.lagging(0.2)
 
-    with caplog.at_level(logging.WARNING, logger="reviews.replicas"):
+    with caplog.at_level(logging.WARNING, logger="reviews.recall.replicas"):
         assert recalled_values(recall_client.get(URL, {"user_id": "u1"})) == ["oolong"]
     assert any("behind the primary" in message and ALIAS in message for message in caplog.messages)
 
@@ -69,7 +69,7 @@ def test_a_replica_that_drops_the_connection_falls_back_to_the_primary(recall_cl
     assert recalled_values(recall_client.get(URL, {"user_id": "u1"})) == ["green tea"]
     assert replica.terminate_app_sessions(connections[ALIAS].settings_dict["NAME"]) >= 1
 
-    with caplog.at_level(logging.WARNING, logger="reviews.replicas"):
+    with caplog.at_level(logging.WARNING, logger="reviews.recall.replicas"):
         response = recall_client.get(URL, {"user_id": "u1"})
 
     assert recalled_values(response) == ["green tea"]
@@ -84,7 +84,7 @@ def test_a_replica_that_is_down_falls_back_to_the_primary(recall_client, tea, re
     connections[ALIAS].close()
     connections[ALIAS].settings_dict["PORT"] = _closed_port()
     try:
-        with caplog.at_level(logging.WARNING, logger="reviews.replicas"):
+        with caplog.at_level(logging.WARNING, logger="reviews.recall.replicas"):
             response = recall_client.get(URL, {"user_id": "u1"})
     finally:
         connections[ALIAS].settings_dict["PORT"] = replica.port
@@ -159,7 +159,7 @@ def test_the_auditors_recall_list_is_served_by_the_replica(recall_client, tea, a
 
 
 def test_an_instance_read_on_a_replica_is_saved_on_the_primary(tea, replica):
-    from reviews.replicas import read_on_replica
+    from reviews.recall.replicas import read_on_replica
     from reviews.models import Fact
 
     fact = read_on_replica(lambda alias: Fact.objects.get(pk=tea.pk))

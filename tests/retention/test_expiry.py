@@ -10,10 +10,10 @@ from reviews import tasks
 from reviews.actors import Actor
 from reviews.audit import verify_tenant
 from reviews.models import AuditEvent, Candidate, Fact, FactStatus, FieldDefinition, Message
-from reviews.selectors import RecallQuery
+from reviews.recall.query import RecallQuery
 from reviews.services.candidates import candidate_approve
-from reviews.services.recall import recall_perform
-from reviews.services.recall_partitions import recall_partition_for
+from reviews.recall.service import recall_perform
+from reviews.recall.partitions import recall_partition_for
 from reviews.services.retention import retention_sweep
 from tests.conftest import candidate
 from tests.erasure.conftest import surviving

@@ -9,9 +9,10 @@ from django.db import connection
 
 from reviews import audit
 from reviews.models import RecallRecord
-from reviews.selectors import RecallQuery, recall_records_page
-from reviews.services.recall import recall_perform
-from reviews.services.recall_partitions import (
+from reviews.recall.query import RecallQuery
+from reviews.selectors.recall_history import recall_records_page
+from reviews.recall.service import recall_perform
+from reviews.recall.partitions import (
     RECALL_PARTITIONS_AHEAD_DAYS,
     partition_name,
     partitioned,

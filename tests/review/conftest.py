@@ -16,7 +16,8 @@ from django.urls import reverse
 
 from reviews.actors import Actor
 from reviews.models import Candidate, Fact
-from reviews.services.candidates import CandidateInput, candidate_approve, candidates_submit
+from reviews.domain import CandidateInput
+from reviews.services.candidates import candidate_approve, candidates_submit
 from tests.conftest import PASSWORD, candidate, store_message
 
 THREAD_START = datetime(2026, 11, 8, 9, 0, tzinfo=dt_timezone.utc)

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from reviews.actors import Actor
 from reviews.models import AuditEvent, Candidate, CandidateStatus
-from reviews.selectors import QueueCounts, QueueFilters
+from reviews.selectors.queue import QueueCounts, QueueFilters
 from reviews.services.claims import candidates_claim
 from reviews.views.reviewer import BULK_CONFIRM_ABOVE, select_all_label
 from tests.conftest import candidate

@@ -12,7 +12,7 @@ from django.urls import reverse
 from reviews.actors import Actor
 from reviews.models import Candidate
 from reviews.services.claims import candidates_claim
-from reviews.selectors import QueueFilters
+from reviews.selectors.queue import QueueFilters
 from tests.review.conftest import page_with_counts
 
 COUNTS = reverse("reviews:queue-counts")

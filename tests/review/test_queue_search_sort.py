@@ -10,7 +10,7 @@ from django.utils import timezone
 from reviews.actors import Actor
 from reviews.errors import InvalidInput
 from reviews.models import Candidate, Scope
-from reviews.selectors import (
+from reviews.selectors.queue import (
     QUEUE_COUNT_CAP,
     QueueFilters,
     QueueSort,
@@ -74,7 +74,7 @@ class TestSearch:
         # both must select the same items, and neither another tenant's.
         propose(other_tenant, "user-2", candidate(field="location", value="Oslo"))
         listed = ids(tenant, q="user-")
-        monkeypatch.setattr("reviews.selectors.SEARCH_SUBJECTS_LISTED", 1)
+        monkeypatch.setattr("reviews.selectors.queue.SEARCH_SUBJECTS_LISTED", 1)
         assert ids(tenant, q="user-") == listed and len(listed) == 5  # every waiting item: all are user-…
         assert ids(tenant, q="user-2") == [mixed["lagos"].pk]
 

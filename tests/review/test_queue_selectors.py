@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from reviews.errors import InvalidInput
 from reviews.models import Candidate, Entity
-from reviews.selectors import (
+from reviews.selectors.queue import (
     QueueCursor,
     QueueFilters,
     evidence_segments,

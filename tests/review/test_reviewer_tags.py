@@ -49,7 +49,7 @@ def line(item, label="Role <i>", **context):
 
 def an_item(**candidate_fields):
     from reviews.models import Candidate, Subject
-    from reviews.selectors import QueueItem
+    from reviews.selectors.queue import QueueItem
 
     fields = dict(pk=7, entity_type="user", entity_ref_id="<b>eve</b>", field="role", value='"><script>x</script>',
                   confidence=0.5, status="pending_review", flags=[], kind="fact", scope="long_term", version=1,

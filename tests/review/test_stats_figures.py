@@ -16,7 +16,13 @@ from django.urls import reverse
 from reviews.actors import Actor
 from reviews.models import Candidate
 from reviews.permissions import PORTAL_SESSION_KEY, portal_binding
-from reviews.selectors import QueueFilters, percentile_cont, reviewer_pace, time_to_decision_per_day, waiting_now
+from reviews.selectors.queue import QueueFilters
+from reviews.selectors.stats import (
+    percentile_cont,
+    reviewer_pace,
+    time_to_decision_per_day,
+    waiting_now,
+)
 from reviews.services.candidates import candidate_approve, candidate_defer, candidate_reject
 from reviews.services.claims import candidates_claim
 from reviews.services.portal import fact_contest

@@ -6,7 +6,7 @@ from django.utils import timezone
 from memory_portal.settings import shared_cache
 from reviews.actors import Actor
 from reviews.models import Candidate
-from reviews.selectors import (
+from reviews.selectors.stats import (
     decisions_per_day,
     decisions_per_reviewer,
     extractor_quality,

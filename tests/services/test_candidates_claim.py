@@ -10,7 +10,7 @@ from django.utils import timezone
 from reviews.actors import Actor
 from reviews.errors import InvalidInput
 from reviews.models import AuditEvent, AuditPayload, Candidate, CandidateStatus
-from reviews.selectors import QueueClaims, QueueFilters, queue_filtered, review_queue_page
+from reviews.selectors.queue import QueueClaims, QueueFilters, queue_filtered, review_queue_page
 from reviews.services.claims import _live, candidates_claim, candidates_claims_renew, candidates_release, claim_lease
 from tests.conftest import candidate
 from tests.review.conftest import propose

@@ -18,10 +18,21 @@ from reviews.actors import SYSTEM, Actor
 from reviews.errors import InvalidInput
 from reviews.exports import ExportFilters
 from reviews.models import AuditPayload, Candidate, Entity, EntityAlias, Fact, Message, RecallRecord, Subject, Tenant
-from reviews.selectors import QueueFilters, RecallQuery
-from reviews.services import audit_export, candidates, claims, erasure, facts, ingest, portal, recall, tenants
+from reviews.selectors.queue import QueueFilters
+from reviews.recall.query import RecallQuery
+from reviews.services import (
+    audit_export,
+    candidates,
+    claims,
+    erasure,
+    facts,
+    ingest,
+    portal,
+    tenants,
+)
+from reviews.recall import service as recall
 from reviews.services.boundary import ServiceDeclarationError, screen_arguments, screened, service
-from reviews.services.candidates import CandidateInput
+from reviews.domain import CandidateInput
 from tests.conftest import candidate
 from tests.dump import dump_all_tables
 from tests.publication.conftest import store  # noqa: F401  (the projection's store, emptied around the test)

@@ -1,4 +1,4 @@
-"""Recall records handed off through a Redis stream (reviews/services/recall_records.py).
+"""Recall records handed off through a Redis stream (reviews/recall/records.py).
 
 A real Redis per test, the real drain and the real partitioned table: a recall's record
 arrives once, under the id the recall returned; nothing is lost when a drain dies before
@@ -22,12 +22,12 @@ from django.db import connection
 from django.utils import timezone
 
 from reviews.models import RecallRecord, Scope, Tenant
-from reviews.selectors import RecallQuery
-from reviews.services import recall_records
+from reviews.recall.query import RecallQuery
+from reviews.recall import records as recall_records
 from reviews.services.erasure import subject_erase
-from reviews.services.recall import recall_perform
-from reviews.services.recall_partitions import partitions
-from reviews.services.recall_records import GROUP, recall_records_drain, recall_records_settled_on_exit
+from reviews.recall.service import recall_perform
+from reviews.recall.partitions import partitions
+from reviews.recall.records import GROUP, recall_records_drain, recall_records_settled_on_exit
 from reviews.tasks import drain_recall_records
 from tests.recall.conftest import AGENT
 from tests.worker.brokers import unused_port
@@ -199,8 +199,8 @@ def test_a_drain_that_dies_after_its_commit_writes_nothing_twice(stream, memory,
 
 
 def test_drains_running_at_once_write_each_record_once(stream, tenant, memory):
-    from reviews.selectors import RecallQuery
-    from reviews.services.recall import recall_perform
+    from reviews.recall.query import RecallQuery
+    from reviews.recall.service import recall_perform
 
     ids = [recall_perform(tenant=tenant, query=RecallQuery(user_id="u1"), actor=AGENT, may_see_sensitive=False)[0].pk
            for _ in range(1200)]
@@ -321,7 +321,7 @@ def test_an_unreadable_entry_is_set_aside_and_does_not_block_the_rest(stream, me
     stream.xadd(KEY, {"r": "{not json"})
     recall_id = recall(recall_client)["recall_id"]
 
-    with caplog.at_level(logging.ERROR, logger="reviews.services.recall_records"):
+    with caplog.at_level(logging.ERROR, logger="reviews.recall.records"):
         report = recall_records_drain()
 
     assert (report.written, report.unreadable) == (1, 1)
@@ -383,7 +383,7 @@ def test_an_entry_no_recall_would_write_is_set_aside_and_its_batch_is_written(
     stream.xadd(KEY, {"r": _foreign(tenant, change)})
     after = recall(recall_client)["recall_id"]
 
-    with caplog.at_level(logging.ERROR, logger="reviews.services.recall_records"):
+    with caplog.at_level(logging.ERROR, logger="reviews.recall.records"):
         report = recall_records_drain()
 
     assert (report.written, report.skipped, report.unreadable) == (2, 0, 1)
@@ -395,7 +395,7 @@ def test_an_entry_no_recall_would_write_is_set_aside_and_its_batch_is_written(
 def test_with_redis_down_the_recall_writes_its_record_itself(memory, recall_client, settings, caplog):
     settings.MEMORY_RECALL_RECORD_STREAM_URL = f"redis://127.0.0.1:{unused_port()}/0"
 
-    with caplog.at_level(logging.WARNING, logger="reviews.services.recall_records"):
+    with caplog.at_level(logging.WARNING, logger="reviews.recall.records"):
         body = recall(recall_client)
 
     assert RecallRecord.objects.filter(pk=body["recall_id"]).exists()
@@ -422,7 +422,7 @@ def test_the_process_kept_connection_outlives_a_redis_restart_and_a_redis_gone(
     assert not RecallRecord.objects.filter(pk=before_restart).exists()
     redis.Redis.from_url(url).shutdown(nosave=True)
 
-    with caplog.at_level(logging.WARNING, logger="reviews.services.recall_records"):
+    with caplog.at_level(logging.WARNING, logger="reviews.recall.records"):
         gone = recall(recall_client)["recall_id"]
 
     assert RecallRecord.objects.filter(pk=gone).exists()
@@ -446,7 +446,7 @@ def test_a_record_redis_refuses_is_written_by_the_recall_itself(
 
     monkeypatch.setattr(recall_records, "_send", send_and_note)
 
-    with caplog.at_level(logging.WARNING, logger="reviews.services.recall_records"):
+    with caplog.at_level(logging.WARNING, logger="reviews.recall.records"):
         if settled == "at once":
             recall_id = recall_perform(
                 tenant=tenant, query=RecallQuery(user_id="u1"), actor=AGENT, may_see_sensitive=False

@@ -16,9 +16,10 @@ from django.utils.dateparse import parse_datetime
 
 from reviews.actors import SYSTEM, Actor
 from reviews.models import ApiKey, Candidate, Membership, Message, RecallRecord, Role, Scope, Source, Tenant
-from reviews.selectors import RecallQuery
-from reviews.services.ingest import MessageInput, extractions_drain, messages_ingest
-from reviews.services.recall import recall_perform
+from reviews.recall.query import RecallQuery
+from reviews.domain import MessageInput
+from reviews.services.ingest import extractions_drain, messages_ingest
+from reviews.recall.service import recall_perform
 from reviews.services.tenants import api_key_create, staff_create, tenant_create
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "demo_conversations.jsonl"

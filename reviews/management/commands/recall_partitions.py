@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from reviews.services.recall_partitions import (
+from reviews.recall.partitions import (
     RECALL_PARTITIONS_AHEAD_DAYS,
     partitioned,
     recall_partitions_drop_expired,

@@ -6,7 +6,7 @@ import redis
 from django.core.management.base import BaseCommand
 from django.db import DatabaseError, close_old_connections
 
-from reviews.services.recall_records import (
+from reviews.recall.records import (
     DRAIN_BATCH,
     DrainReport,
     handed_off,
@@ -14,7 +14,7 @@ from reviews.services.recall_records import (
     recall_records_waiting,
 )
 
-log = logging.getLogger("reviews.services.recall_records")
+log = logging.getLogger("reviews.recall.records")
 
 # How long one read waits on the stream for the first entry (also how soon a stop is heard).
 FOLLOW_BLOCK_MS = 1000

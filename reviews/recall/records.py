@@ -50,9 +50,9 @@ from django.db import DataError, IntegrityError, connection, transaction
 from django.utils import timezone
 
 from ..errors import Unavailable
-from ..hotpath import prepared_cursor
+from .hotpath import prepared_cursor
 from ..models import RecallRecord, Tenant
-from .recall_partitions import no_partition_for_row, recall_partition_for
+from .partitions import no_partition_for_row, recall_partition_for
 
 log = logging.getLogger(__name__)
 

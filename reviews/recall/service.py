@@ -6,10 +6,10 @@ from django.utils import timezone
 from ..actors import Actor
 from ..errors import Forbidden
 from ..models import RecallRecord, Scope, Tenant
-from ..replicas import read_on_replica
-from ..selectors import RecallQuery, RecallResult, recall_select
-from .boundary import screened
-from .recall_records import recall_record_write
+from .replicas import read_on_replica
+from .query import RecallQuery, RecallResult, recall_select
+from ..services.boundary import screened
+from .records import recall_record_write
 
 
 @screened
@@ -21,9 +21,9 @@ def recall_perform(
     1. ``include_sensitive`` from a caller without ``recall:sensitive`` is refused
        outright rather than silently ignored, so a misconfigured agent finds out.
     2. Select under SPEC §5's policy (one query), on a read replica when one is
-       configured and current (reviews/replicas.py), else on the primary.
+       configured and current (reviews/recall/replicas.py), else on the primary.
     3. Write the recall record on the primary (one INSERT), or hand it to the stream the
-       drain writes from (reviews/services/recall_records.py); either way its id is
+       drain writes from (reviews/recall/records.py); either way its id is
        known now. The caller's query arrives with its credentials masked by the service
        boundary.
 

@@ -18,10 +18,10 @@ from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy
 
-from .actors import Actor
-from .errors import NotFound
-from .normalize import normalize_text
-from .models import (
+from ..actors import Actor
+from ..errors import NotFound
+from ..normalize import normalize_text
+from ..models import (
     OPEN_CANDIDATE_STATUSES,
     ActorKind,
     Candidate,
@@ -43,10 +43,10 @@ from .models import (
     Source,
     Subject,
 )
-from .policy import RELATION_PREFIX
-from .labels import TenantLabels, labels_cached_on
-from .schema import TenantSchema
-from .services.erasure import deletion_scope
+from ..policy import RELATION_PREFIX
+from ..labels import TenantLabels, labels_cached_on
+from ..schema import TenantSchema
+from ..services.erasure import deletion_scope
 
 # SPEC §2's categories, in the order a person reads about themselves.
 SECTIONS = [
@@ -454,7 +454,7 @@ def conversation_label(subject: Subject, thread_id: str) -> str:
     first = Message.objects.filter(subject=subject, thread_id=thread_id).order_by("created_at", "pk").first()
     if first is None:
         return str(_("the conversation you chose"))
-    from .templatetags.portal_tags import when
+    from ..templatetags.portal_tags import when
 
     return gettext("“%(opening)s”, %(when)s") % {"opening": opening_words(first.content), "when": when(first.created_at)}
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from django.db.models import Count, F, Max, Min, Prefetch
 
-from .errors import NotFound
-from .models import Fact, FactStatus, FactVersion, Subject, Tenant
+from ..errors import NotFound
+from ..models import Fact, FactStatus, FactVersion, Subject, Tenant
 
 
 def subject_facts_with_history(*, tenant: Tenant, user_id: str) -> list[Fact]:

@@ -7,9 +7,9 @@ import base64
 import binascii
 from dataclasses import dataclass
 
-from .errors import InvalidInput
-from .exports import ExportFilters, event_rows
-from .models import AuditEvent, Tenant
+from ..errors import InvalidInput
+from ..exports import ExportFilters, event_rows
+from ..models import AuditEvent, Tenant
 
 AUDIT_PAGE_SIZE = 50
 AUDIT_MAX_PAGE_SIZE = 200

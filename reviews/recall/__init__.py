@@ -1,0 +1,1 @@
+"""Recall: the policy query, the service that records each recall, its records and the read path's helpers."""

@@ -1,0 +1,1 @@
+"""Reads that page or filter, one module per subject; callers import the submodule."""
