@@ -32,6 +32,7 @@ from .models import (
 from .permissions import membership_of
 from .services import governance, tenants
 from .services.audit_export import audit_export_stream
+from .services.ingest import extractions_rerun
 
 
 def admin_actor(request) -> Actor:
@@ -332,8 +333,6 @@ class MessageAdmin(ReadOnlyAdmin):
 
     @admin.action(description="Re-run extraction of the selected messages")
     def rerun_extraction(self, request, queryset):
-        from .services.ingest import extractions_rerun
-
         count = extractions_rerun(messages=queryset, actor=admin_actor(request))
         self.message_user(request, f"{count} message(s) sent to extraction again (done and skipped ones are left alone).")
 

@@ -11,6 +11,11 @@ import logging
 import queue
 import threading
 import time
+from enum import StrEnum
+
+from django.db import connection
+
+from memory_portal.celery import app as celery_app
 
 logger = logging.getLogger(__name__)
 
@@ -46,8 +51,6 @@ class BackgroundLane:
         self._jobs.join()
 
     def _run(self) -> None:
-        from django.db import connection
-
         while True:
             func, args = self._jobs.get()
             try:
@@ -62,28 +65,43 @@ class BackgroundLane:
 publisher = BackgroundLane("task-publisher")
 
 
+class TaskName(StrEnum):
+    """The Celery tasks the services hand work to, by their registered names (reviews/tasks.py).
+
+    By name, so that tasks.py imports the services and no service imports tasks.py.
+    """
+
+    PROJECT_SUBJECT = "reviews.tasks.project_subject"
+    CARRY_OUT_FACT_DELETION = "reviews.tasks.carry_out_fact_deletion"
+    AUDIT_EXPORT_RUN = "reviews.tasks.audit_export_run"
+    EXTRACT_MESSAGE = "reviews.tasks.extract_message"
+
+
+def task(name: TaskName):
+    """The registered task (reviews/tasks.py is imported when the app is ready)."""
+    return celery_app.tasks[name]
+
+
 def runs_in_process() -> bool:
     """No broker configured: tasks run eagerly, in this process (the embedded default)."""
-    from memory_portal.celery import app
-
-    return bool(app.conf.task_always_eager)
+    return bool(celery_app.conf.task_always_eager)
 
 
-def publish_tasks(task, argument_lists: list[tuple], *, countdown: float | None = None) -> int:
-    """Send ``task`` once per argument tuple over one broker connection; never raises.
+def publish_tasks(name: TaskName, argument_lists: list[tuple], *, countdown: float | None = None) -> int:
+    """Send the task ``name`` once per argument tuple over one broker connection; never raises.
 
     Returns how many were sent. While the broker is known to be down, sends nothing.
     ``countdown``: seconds the worker waits before running them.
     """
-    from memory_portal.celery import app
-
-    sent, broker = 0, str(app.conf.broker_url)
+    app, sent = celery_app, 0
+    broker = str(app.conf.broker_url)
+    registered = task(name)
     if time.monotonic() < _broker_down_until.get(broker, 0.0):
         return 0
     try:
         with app.producer_or_acquire() as producer:
             for args in argument_lists:
-                task.apply_async(args, producer=producer, retry=False, countdown=countdown)
+                registered.apply_async(args, producer=producer, retry=False, countdown=countdown)
                 sent += 1
     except Exception as exc:  # noqa: BLE001 - any broker failure: the work is safe in the database
         _broker_down_until[broker] = time.monotonic() + BROKER_BACKOFF_SECONDS

@@ -9,6 +9,9 @@ from .models import Kind, MemoryScope
 
 # Words by which a speaker means themself: they resolve to the subject's own user entity.
 SELF_ALIASES = ("我", "i", "me", "my", "myself", "本人", "自己")
+# How long a person may take back their decision in the review queue (SPEC §4; the undo
+# itself is reviews/services/candidates.py, the queue shows the window).
+UNDO_SECONDS = 30
 # How much of the thread an extractor sees (the message's predecessors, oldest first).
 HISTORY_MESSAGES = 6
 

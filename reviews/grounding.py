@@ -23,6 +23,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from .extraction.resolve import evidence_occurs, project_entity_id
 from .models import CandidateFlag
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -53,9 +54,6 @@ def _tokens(text: str) -> set[str]:
 
 def value_supported(value: str, evidence: str) -> bool:
     """The value shares a normalised token with the evidence (or its glossary reading)."""
-    # Imported here: the extraction package imports the candidate service, which imports us.
-    from .extraction.resolve import project_entity_id
-
     wanted = _tokens(_REFERENCE.sub("", value or "").replace("-", " "))
     if not wanted:
         return False
@@ -65,8 +63,6 @@ def value_supported(value: str, evidence: str) -> bool:
 
 def grounding_flags(*, value: str, evidence: str, source: SourceMessage | None) -> list[str]:
     """The grounding flags of one candidate against its stored source message."""
-    from .extraction.resolve import evidence_occurs
-
     if source is None:
         return []
     flags = []

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field as dataclass_field
 
-from django.utils import translation
-from django.utils.translation import pgettext_lazy
+from django.utils import timezone, translation
+from django.utils.dateformat import format as date_format
+from django.utils.translation import gettext, pgettext, pgettext_lazy
 
 from .models import Category, Fact, FieldDefinition, Source, Tenant
 from .policy import RELATION_PREFIX
@@ -145,3 +146,17 @@ def known_relation_names(tenant: Tenant) -> list[str]:
     names = set(DEFAULT_RELATION_LABELS) | set(tenant.relation_labels or {})
     names |= {relation_name(field) for field in in_use.distinct()}
     return sorted(name for name in names if name)
+
+
+# A date as a person says it (the subject's pages and the labels they build).
+def when(value) -> str:
+    """"today", "yesterday" or "on 8 Nov 2026" (Chinese: 今天, 昨天, 2026年11月8日)."""
+    if not value:
+        return ""
+    day = timezone.localdate(value) if timezone.is_aware(value) else value.date()
+    days_ago = (timezone.localdate() - day).days
+    if days_ago == 0:
+        return gettext("today")
+    if days_ago == 1:
+        return gettext("yesterday")
+    return gettext("on %(date)s") % {"date": date_format(day, pgettext("short date", "j M Y"))}

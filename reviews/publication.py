@@ -40,7 +40,7 @@ from django.utils import timezone
 from langgraph.store.base import GetOp, PutOp, SearchOp
 from psycopg_pool import PoolTimeout
 
-from .background import publish_tasks, publisher, runs_in_process
+from .background import TaskName, publish_tasks, publisher, runs_in_process, task
 from .models import Cardinality, DeletionStatus, Fact, FactDeletion, FactStatus, MemoryScope, Sensitivity, Subject, Tenant
 
 logger = logging.getLogger(__name__)
@@ -62,11 +62,9 @@ class _EnqueueProjection:
     subject_id: int
 
     def __call__(self) -> None:
-        from .tasks import project_subject
-
         if runs_in_process():
             try:
-                project_subject.delay(self.subject_id)
+                task(TaskName.PROJECT_SUBJECT).delay(self.subject_id)
             except Exception:  # noqa: BLE001 - the hourly reconcile repairs what this missed
                 logger.exception("projection of subject %s failed; the reconcile will repair it", self.subject_id)
             return
@@ -74,9 +72,7 @@ class _EnqueueProjection:
 
 
 def _publish_projection(subject_id: int) -> None:
-    from .tasks import project_subject
-
-    if not publish_tasks(project_subject, [(subject_id,)]):
+    if not publish_tasks(TaskName.PROJECT_SUBJECT, [(subject_id,)]):
         logger.warning("projection of subject %s not queued; the hourly reconcile will repair it", subject_id)
 
 

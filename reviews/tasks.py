@@ -2,8 +2,8 @@
 from celery import shared_task
 
 from . import publication
-from .services import audit_export, retention
 from .recall import partitions as recall_partitions, records as recall_records
+from .services import audit_export, deletions, ingest, retention
 
 
 @shared_task(
@@ -34,16 +34,12 @@ def expire_facts() -> None:
 @shared_task(acks_late=True)
 def carry_out_fact_deletion(deletion_id: int) -> None:
     """A subject's deletion once its undo window has passed."""
-    from .services import deletions
-
     deletions.fact_deletion_carry_out(deletion_id=deletion_id)
 
 
 @shared_task(acks_late=True)
 def carry_out_due_deletions() -> int:
     """The beat's safety net: scheduled deletions whose delayed task was lost."""
-    from .services import deletions
-
     return deletions.due_deletions_carry_out()
 
 
@@ -72,8 +68,6 @@ def audit_export_run(export_id: int) -> None:
 @shared_task(bind=True, acks_late=True)
 def extract_message(self, message_pk: int) -> None:
     """One extraction attempt; a transient failure comes back after the service's backoff."""
-    from .services import ingest
-
     if self.request.is_eager:
         ingest.message_extract_until_settled(message_pk=message_pk)
         return
@@ -86,6 +80,4 @@ def extract_message(self, message_pk: int) -> None:
 @shared_task(acks_late=True)
 def sweep_pending_extractions() -> int:
     """The beat's safety net: pending messages the broker lost go round again."""
-    from .services import ingest
-
     return ingest.pending_extractions_sweep()

@@ -4,6 +4,8 @@ from django.conf import settings
 from django.db import connection
 from django.http import JsonResponse
 
+from memory_portal.celery import app as celery_app
+
 from ..recall.records import handed_off, recall_records_waiting
 
 
@@ -20,10 +22,8 @@ def readyz(request):
     except Exception as exc:  # noqa: BLE001 - readiness reports any failure
         checks["database"] = f"error: {exc.__class__.__name__}"
     if not settings.TASKS_IN_PROCESS:
-        from memory_portal.celery import app
-
         try:
-            with app.connection_for_write() as conn:
+            with celery_app.connection_for_write() as conn:
                 conn.ensure_connection(max_retries=1, timeout=2)
             checks["broker"] = "ok"
         except Exception as exc:  # noqa: BLE001

@@ -18,6 +18,9 @@ from .base import (
     MalformedAnswer,
     PriorMessage,
 )
+from .llm import LlmExtractor
+from .prompt import PROMPT_VERSION, PROMPTS
+from .rules import RULES_VERSION, RuleExtractor
 
 __all__ = [
     "ExtractionContext",
@@ -45,11 +48,7 @@ def active_extractor_name(tenant=None) -> str:
 def prompt_versions(extractor_name: str) -> tuple[str, ...]:
     """The prompt versions an extractor can run, its current one first."""
     if extractor_name == "llm":
-        from .prompt import PROMPT_VERSION, PROMPTS
-
         return (PROMPT_VERSION, *(version for version in PROMPTS if version != PROMPT_VERSION))
-    from .rules import RULES_VERSION
-
     return (RULES_VERSION,)
 
 
@@ -70,12 +69,8 @@ def get_extractor_named(name: str | None, *, prompt_version: str | None = None) 
     """
     name = name or settings.MEMORY_EXTRACTOR
     if name == "llm":
-        from .llm import LlmExtractor
-
         return LlmExtractor.from_settings(prompt_version=prompt_version)
     if name == "rules":
-        from .rules import RULES_VERSION, RuleExtractor
-
         if prompt_version not in (None, RULES_VERSION):
             raise KeyError(f"The rule extractor has one version, {RULES_VERSION!r}.")
         return RuleExtractor()

@@ -115,7 +115,7 @@ class LlmExtractor:
         return self._to_candidates(answer, context)
 
     def _ask(self, context: ExtractionContext) -> ExtractedFacts:
-        import openai
+        import openai  # heavy to import; only a call to the model needs it, the rule extractor never
 
         if not self.api_key:
             raise ExtractorRefused("OPENAI_API_KEY is not set (and no OPENAI_BASE_URL).")

@@ -44,7 +44,7 @@ from ..models import (
     Subject,
 )
 from ..policy import RELATION_PREFIX
-from ..labels import TenantLabels, labels_cached_on
+from ..labels import TenantLabels, labels_cached_on, when
 from ..schema import TenantSchema
 from ..services.erasure import deletion_scope
 
@@ -454,8 +454,6 @@ def conversation_label(subject: Subject, thread_id: str) -> str:
     first = Message.objects.filter(subject=subject, thread_id=thread_id).order_by("created_at", "pk").first()
     if first is None:
         return str(_("the conversation you chose"))
-    from ..templatetags.portal_tags import when
-
     return gettext("“%(opening)s”, %(when)s") % {"opening": opening_words(first.content), "when": when(first.created_at)}
 
 

@@ -19,6 +19,7 @@ from django.db.models import (
 from django.utils import timezone
 
 from ..actors import Actor
+from ..domain import UNDO_SECONDS
 from ..errors import InvalidInput
 from ..models import (
     Candidate,
@@ -646,8 +647,6 @@ def review_queue_items(
     undo_until: dict[int, datetime] = {}
     decided = [c.pk for c in candidates if not c.is_open or c.status == CandidateStatus.PENDING_USER]
     if viewer and decided:
-        from ..services.candidates import UNDO_SECONDS  # the rule lives with the transition
-
         window = timedelta(seconds=UNDO_SECONDS)
         for candidate_id, version, decided_at in DecisionUndo.objects.filter(
             candidate_id__in=decided, actor=viewer, undone_at__isnull=True, decided_at__gt=now - window

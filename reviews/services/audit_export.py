@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 from .. import audit
 from ..actors import SYSTEM, Actor
 from ..audit import EventDraft
-from ..background import publish_tasks, publisher, runs_in_process
+from ..background import TaskName, publish_tasks, publisher, runs_in_process, task
 from ..errors import InvalidInput, NotFound
 from ..exports import (
     AuditExporter,
@@ -100,18 +100,14 @@ def audit_export_start(*, tenant: Tenant, filters: ExportFilters, format: str, a
 
 def _enqueue_export(export_id: int) -> None:
     """Runs after the commit; never raises: the job row stays queued if the broker is down."""
-    from ..tasks import audit_export_run
-
     if runs_in_process():
-        audit_export_run.delay(export_id)  # eager: errors are recorded on the job, not raised
+        task(TaskName.AUDIT_EXPORT_RUN).delay(export_id)  # eager: errors are recorded on the job, not raised
         return
     publisher.submit(_publish_export, export_id)
 
 
 def _publish_export(export_id: int) -> None:
-    from ..tasks import audit_export_run
-
-    if not publish_tasks(audit_export_run, [(export_id,)]):
+    if not publish_tasks(TaskName.AUDIT_EXPORT_RUN, [(export_id,)]):
         # Shown on the job's page, which then offers to run it again.
         AuditExport.objects.filter(pk=export_id, status=ExportStatus.QUEUED).update(
             status=ExportStatus.FAILED, error="The task queue was unavailable; nothing was exported. Run it again."

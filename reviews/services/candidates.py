@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from .. import audit, transitions
 from ..actors import POLICY, Actor
-from ..domain import CandidateInput
+from ..domain import UNDO_SECONDS, CandidateInput
 from ..audit import EventDraft
 from ..errors import InvalidInput, InvalidTransition, NotFound, StaleVersion
 from ..models import (
@@ -45,8 +45,14 @@ from ..secrets import mask_field_value
 from .entities import EntityResolver, subject_get_or_create
 from ..publication import schedule_projection
 from .facts import (
-    _slot_facts, clean_value, contests_closed, fact_payload, fact_publish, lock_subject, lock_subjects, suppress_value,
+    _slot_facts,
+    clean_value,
+    contests_closed,
+    fact_payload,
+    fact_publish,
+    suppress_value,
 )
+from .locks import lock_subject, lock_subjects
 from .boundary import masked_kinds, service
 
 
@@ -662,7 +668,6 @@ def candidates_bulk_decide(
 # saying so, and everything restored gets a new compare-and-set version, so a screen still
 # holding the decided state is stale rather than silently right.
 
-UNDO_SECONDS = 30
 # Who may undo: people deciding in the queue (on the dashboard or through the review API).
 UNDOABLE_ACTOR_KINDS = (ActorKind.REVIEWER, ActorKind.API_KEY)
 _CANDIDATE_STATE = ("status", "reason", "note", "value", "source", "has_conflict", "decided_by", "decided_at", "fact_id")

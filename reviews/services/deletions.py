@@ -21,13 +21,14 @@ from django.utils import timezone
 
 from .. import audit
 from ..actors import SYSTEM, Actor
-from ..background import publish_tasks, publisher, runs_in_process
+from ..background import TaskName, publish_tasks, publisher, runs_in_process
 from ..errors import InvalidTransition, NotFound
 from ..models import AuditAction, DeletionStatus, Fact, FactDeletion, Subject, Tenant
 from ..publication import schedule_projection
 from ..transitions import fact_retired_event
 from .erasure import ErasureReceipt, fact_erase
-from .facts import _get_fact_for_update, lock_subject
+from .facts import _get_fact_for_update
+from .locks import lock_subject
 from .boundary import service
 
 logger = logging.getLogger(__name__)
@@ -84,10 +85,8 @@ def fact_deletion_schedule(*, tenant: Tenant, user_id: str, fact_id: int, actor:
 
 
 def _publish_carry_out(deletion_id: int) -> None:
-    from ..tasks import carry_out_fact_deletion
-
     # A second late: the task must find the window closed. Lost? The sweeps carry it out.
-    publish_tasks(carry_out_fact_deletion, [(deletion_id,)], countdown=settings.MEMORY_UNDO_SECONDS + 1)
+    publish_tasks(TaskName.CARRY_OUT_FACT_DELETION, [(deletion_id,)], countdown=settings.MEMORY_UNDO_SECONDS + 1)
 
 
 def _locked_deletion(*, tenant: Tenant, deletion_id: int, user_id: str | None) -> FactDeletion:

@@ -28,7 +28,10 @@ from ..models import (
     Tenant,
 )
 from ..normalize import normalize_text, slugify_entity_id, value_digests
+from ..extraction.resolve import canonical_entity_id
+from ..publication import schedule_projection
 from .boundary import service
+from .locks import lock_subject
 
 USER_ENTITY_TYPE = "user"
 
@@ -73,9 +76,6 @@ class EntityResolver:
         return self._cache[key]
 
     def _find(self, entity_type: str, entity_id: str, entity_name: str) -> Entity | None:
-        # Imported here: the extraction package imports the services.
-        from ..extraction.resolve import canonical_entity_id
-
         given = [name for name in (entity_id, entity_name) if name]
         slug = slugify_entity_id(entity_id or entity_name)
         # The id as given first, then the canonical ids of every name given ("Flask 迁移项目"
@@ -99,8 +99,6 @@ class EntityResolver:
         return entity
 
     def _create(self, entity_type: str, entity_id: str, entity_name: str, extra_aliases=()) -> Entity:
-        from ..extraction.resolve import canonical_entity_id
-
         given = entity_id or entity_name
         slug = slugify_entity_id(given)
         if slug != given:
@@ -147,8 +145,6 @@ def entity_merge(*, tenant: Tenant, source_id: int, target_id: int, actor: Actor
        its value kept in its versions as history, ``fact.retired``), never removed.
     3. Delete the source (nothing cascades from it any more) and audit the merge.
     """
-    from .facts import lock_subject
-
     entities = {e.pk: e for e in Entity.objects.filter(tenant=tenant, pk__in=[source_id, target_id])}
     source, target = entities.get(source_id), entities.get(target_id)
     if source is None or target is None:
@@ -208,7 +204,5 @@ def entity_merge(*, tenant: Tenant, source_id: int, target_id: int, actor: Actor
         )
     )
     audit.record_many(tenant.pk, events)
-    from ..publication import schedule_projection
-
     schedule_projection(target.subject_id)
     return target

@@ -63,7 +63,8 @@ from .audit_export import audit_exports_purge
 from .dry_run import dry_run_examples_forget
 from ..domain import SELF_ALIASES
 from .entities import USER_ENTITY_TYPE
-from .facts import _get_fact_for_update, lock_subject, suppress_value
+from .facts import _get_fact_for_update, suppress_value
+from .locks import lock_subject
 from ..recall.records import recall_records_flush
 from .boundary import service
 
@@ -590,3 +591,14 @@ def subject_erase(*, tenant: Tenant, user_id: str, actor: Actor) -> ErasureRecei
     audit.record(tenant.pk, receipt_event(action=AuditAction.SUBJECT_ERASED, subject=subject, actor=actor, receipt=receipt))
     schedule_projection(subject.pk)
     return receipt
+
+
+@service
+def fact_delete(
+    *, tenant: Tenant, fact_id: int, actor: Actor, user_id: str | None = None, reason: str = ""
+) -> Fact:
+    """Delete a published fact and every copy of its value (see :func:`fact_erase`,
+    which also returns the receipt); the value is suppressed so extraction cannot bring it
+    back. Returns the tombstone."""
+    fact_erase(tenant=tenant, fact_id=fact_id, actor=actor, user_id=user_id, reason=reason)
+    return Fact.objects.get(pk=fact_id)

@@ -19,14 +19,14 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from .. import audit
 from ..actors import SYSTEM, Actor
 from ..audit import EventDraft
 from ..domain import HISTORY_MESSAGES, SELF_ALIASES, CandidateInput, MessageInput
-from ..background import BackgroundLane, publish_tasks, publisher, runs_in_process
+from ..background import BackgroundLane, TaskName, publish_tasks, publisher, runs_in_process
 from ..errors import InvalidInput
 from ..extraction import (
     ExtractionContext,
@@ -53,7 +53,7 @@ from ..schema import TenantSchema
 from .candidates import SubmitResult, candidates_submit
 from .entities import USER_ENTITY_TYPE, alias_add
 from .boundary import masked_kinds, service
-from .facts import lock_subject, lock_subjects
+from .locks import lock_subject, lock_subjects
 
 logger = logging.getLogger(__name__)
 
@@ -264,9 +264,7 @@ def _extract_all(message_pks: list[int]) -> None:
 
 
 def _publish(message_pks: list[int]) -> int:
-    from ..tasks import extract_message
-
-    sent = publish_tasks(extract_message, [(pk,) for pk in message_pks])
+    sent = publish_tasks(TaskName.EXTRACT_MESSAGE, [(pk,) for pk in message_pks])
     if sent < len(message_pks):
         logger.warning("%d message(s) left pending for the extraction sweep", len(message_pks) - sent)
         try:
@@ -303,8 +301,6 @@ def pending_extractions_sweep(*, grace_seconds: float | None = None, limit: int 
 
 
 def models_q_due_before(cutoff):
-    from django.db.models import Q
-
     return Q(extraction_due_at__isnull=True) | Q(extraction_due_at__lte=cutoff)
 
 

@@ -50,7 +50,8 @@ from ..policy import RELATION_PREFIX
 from ..domain import CandidateInput
 from .candidates import candidate_approve, candidate_payload, candidates_submit
 from .entities import subject_get_or_create
-from .facts import clean_value, lock_subject, relation_target
+from .facts import clean_value, relation_target
+from .locks import lock_subject
 from .boundary import service
 
 LINK_SALT = "reviews.portal-link"

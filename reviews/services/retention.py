@@ -40,7 +40,7 @@ from ..models import (
 )
 from ..publication import schedule_projection
 from .erasure import ErasureReceipt, forget_facts, purge_object_values, receipt_event
-from .facts import lock_subject, lock_subjects
+from .locks import lock_subject, lock_subjects
 from .boundary import service
 
 RETENTION = "retention_expired"

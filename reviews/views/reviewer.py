@@ -59,8 +59,8 @@ from ..selectors.queue import (
     review_queue_page,
     queue_selection,
 )
+from ..domain import UNDO_SECONDS
 from ..services.candidates import (
-    UNDO_SECONDS,
     Resolution,
     UndoRefused,
     candidate_approve,

@@ -17,7 +17,7 @@ from reviews.models import (
     SuppressedValue,
 )
 from reviews.services.erasure import facts_delete
-from reviews.services.facts import fact_delete
+from reviews.services.erasure import fact_delete
 
 from .conftest import surviving
 from .memory import ALL_VALUES, LOCATION, NAME, OTHER_USER, PROJECT_NAME, USER, VALUES

@@ -20,7 +20,8 @@ from reviews import publication
 from reviews.actors import Actor
 from reviews.models import Candidate
 from reviews.services.candidates import candidate_approve
-from reviews.services.facts import fact_delete, fact_edit
+from reviews.services.erasure import fact_delete
+from reviews.services.facts import fact_edit
 from reviews.services.tenants import tenant_create
 from tests.conftest import candidate
 

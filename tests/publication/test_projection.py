@@ -7,7 +7,8 @@ from django.utils import timezone
 from reviews.actors import Actor
 from reviews.models import Fact
 from reviews.publication import entity_namespace, project_subject, store_location
-from reviews.services.facts import fact_delete, fact_edit
+from reviews.services.erasure import fact_delete
+from reviews.services.facts import fact_edit
 
 from .conftest import user_item
 

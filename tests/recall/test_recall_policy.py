@@ -10,7 +10,8 @@ from reviews.actors import Actor
 from reviews.errors import Forbidden
 from reviews.models import Candidate, CandidateStatus, Fact, RecallRecord
 from reviews.services.candidates import candidate_reject
-from reviews.services.facts import fact_delete, fact_edit
+from reviews.services.erasure import fact_delete
+from reviews.services.facts import fact_edit
 from tests.conftest import candidate
 
 from .conftest import ids, reasons

@@ -14,8 +14,8 @@ from django.db import connection
 
 from reviews.models import AuditEvent, AuditPayload, Candidate, Fact, FactStatus, SuppressedValue
 from reviews.services.portal import fact_contest
+from reviews.domain import UNDO_SECONDS
 from reviews.services.candidates import (
-    UNDO_SECONDS,
     UndoRefused,
     candidate_approve,
     candidate_defer,

@@ -4,7 +4,8 @@ import pytest
 from reviews.actors import Actor
 from reviews.errors import InvalidInput, NotFound, StaleVersion
 from reviews.models import AuditEvent, AuditPayload, Fact
-from reviews.services.facts import fact_delete, fact_edit
+from reviews.services.erasure import fact_delete
+from reviews.services.facts import fact_edit
 from tests.conftest import candidate
 
 

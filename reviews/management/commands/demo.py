@@ -19,6 +19,7 @@ from reviews.models import ApiKey, Candidate, Membership, Message, RecallRecord,
 from reviews.recall.query import RecallQuery
 from reviews.domain import MessageInput
 from reviews.services.ingest import extractions_drain, messages_ingest
+from reviews.services.portal import portal_link_create
 from reviews.recall.service import recall_perform
 from reviews.services.tenants import api_key_create, staff_create, tenant_create
 
@@ -147,11 +148,6 @@ class Command(BaseCommand):
         self.stdout.write(f"Tenant {tenant.slug!r}, subjects: {', '.join(demo_subjects())}")
         self.stdout.write(f"API key with every scope ({', '.join(DEMO_KEY_SCOPES)}; shown once):")
         self.stdout.write(f"  export KEY={raw_key}")
-        try:
-            from reviews.services.portal import portal_link_create
-        except ImportError:
-            self.stderr.write("Self-service links are not available in this build (reviews.services.portal missing).")
-            return
         url, expires_at = portal_link_create(tenant=tenant, user_id=DEMO_SUBJECT, actor=SYSTEM)
         self.stdout.write(f"Login link for subject {DEMO_SUBJECT!r} (opens once, until {expires_at:%Y-%m-%d %H:%M} UTC):")
         self.stdout.write(url)
