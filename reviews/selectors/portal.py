@@ -46,7 +46,7 @@ from ..models import (
 from ..policy import RELATION_PREFIX
 from ..labels import TenantLabels, labels_cached_on, when
 from ..schema import TenantSchema
-from ..services.erasure import deletion_scope
+from .erasure import deletion_scope
 
 # SPEC §2's categories, in the order a person reads about themselves.
 SECTIONS = [
@@ -503,7 +503,7 @@ def erasure_preview(
 ) -> dict[str, int]:
     """About how much a deletion in this scope removes, for the confirmation page.
 
-    The scope is :func:`reviews.services.erasure.deletion_scope`, the one the deletion
+    The scope is :func:`reviews.selectors.erasure.deletion_scope`, the one the deletion
     itself uses; no filter is everything about the subject. The receipt afterwards has
     exact counts (it also counts copies of the values found elsewhere).
     """
