@@ -62,7 +62,7 @@ def seed(events: int) -> None:
 
     from reviews.audit import event_hash
     from reviews.models import AuditChainHead, Tenant
-    from reviews.normalize import _digest_key
+    from reviews.policy.normalize import _digest_key
     from reviews.services.tenants import tenant_create
 
     call_command("migrate", verbosity=0)

@@ -62,16 +62,16 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",  # static files answer here, cacheable
-    "reviews.middleware.SitePolicyCSPMiddleware",  # django-csp's, the site's policy built once
-    "reviews.middleware.NoStoreMiddleware",
-    "reviews.middleware.RequestIdMiddleware",
-    "reviews.middleware.BodyLimitMiddleware",
+    "reviews.web.middleware.SitePolicyCSPMiddleware",  # django-csp's, the site's policy built once
+    "reviews.web.middleware.NoStoreMiddleware",
+    "reviews.web.middleware.RequestIdMiddleware",
+    "reviews.web.middleware.BodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "reviews.middleware.PrefixFreeLocaleMiddleware",  # Django's, no path lookups without i18n_patterns
+    "reviews.web.middleware.PrefixFreeLocaleMiddleware",  # Django's, no path lookups without i18n_patterns
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "reviews.middleware.LazyMessageMiddleware",  # Django's, the storage made when first used
+    "reviews.web.middleware.LazyMessageMiddleware",  # Django's, the storage made when first used
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "axes.middleware.AxesMiddleware",  # last: turns a locked-out sign-in into its page
@@ -145,20 +145,20 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
-# Sign-in throttling (django-axes; reviews/throttling.py): MEMORY_LOGIN_FAILURE_LIMIT wrong
+# Sign-in throttling (django-axes; reviews/web/throttling.py): MEMORY_LOGIN_FAILURE_LIMIT wrong
 # passwords for one username from one address lock that pair out for the cool-off, the
 # right password included; the lockout is audited (staff.locked_out) in the account's tenant.
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 AXES_FAILURE_LIMIT = env.int("MEMORY_LOGIN_FAILURE_LIMIT", default=5)
 # Password spraying (one address, many usernames, a try or two each) never reaches the
 # per-account limit: an address is refused after this many failures across usernames within
-# the cool-off (reviews/throttling.py). Higher than the per-account limit: offices share one.
+# the cool-off (reviews/web/throttling.py). Higher than the per-account limit: offices share one.
 MEMORY_LOGIN_ADDRESS_FAILURE_LIMIT = env.int("MEMORY_LOGIN_ADDRESS_FAILURE_LIMIT", default=20)
 AXES_COOLOFF_TIME = timedelta(minutes=env.float("MEMORY_LOGIN_COOL_OFF_MINUTES", default=15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True  # a success forgets the earlier failures
-AXES_USERNAME_CALLABLE = "reviews.throttling.tracked_username"
-AXES_LOCKOUT_CALLABLE = "reviews.throttling.locked_out_response"
+AXES_USERNAME_CALLABLE = "reviews.web.throttling.tracked_username"
+AXES_LOCKOUT_CALLABLE = "reviews.web.throttling.locked_out_response"
 # The audit trail records what matters (lockouts); Axes' own log of every sign-in would grow
 # without end. Form fields it keeps of a failure are masked (the password always is).
 AXES_DISABLE_ACCESS_LOG = True

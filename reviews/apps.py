@@ -9,4 +9,4 @@ class ReviewsConfig(AppConfig):
     def ready(self):
         # Here, not at the top: both import models, which the app registry loads first.
         from . import tasks  # noqa: F401 - registers the tasks the services dispatch by name
-        from . import throttling  # noqa: F401 - connects the lockout's audit event
+        from .web import throttling  # noqa: F401 - connects the lockout's audit event

@@ -22,7 +22,7 @@ from django.utils.translation import gettext as _
 
 from .context import current_request_id
 from .models import AuditChainHead, AuditEvent, AuditPayload
-from .normalize import digest_matches, keyed_digest
+from .policy.normalize import digest_matches, keyed_digest
 
 if TYPE_CHECKING:
     from .actors import Actor

@@ -31,7 +31,7 @@ from django.utils.translation import gettext as _
 
 from .audit import GENESIS_HASH, event_hash
 from .models import AuditChainHead, AuditEvent, ExportFormat, Tenant
-from .normalize import digest_matches
+from .policy.normalize import digest_matches
 
 CHUNK = 2000
 MANIFEST_KIND = "memory-portal.audit-export"

@@ -17,7 +17,7 @@ from django.utils.dateformat import format as date_format
 from django.utils.translation import gettext, pgettext, pgettext_lazy
 
 from .models import Category, Fact, FieldDefinition, Source, Tenant
-from .policy import RELATION_PREFIX
+from .policy.pipeline import RELATION_PREFIX
 
 # The languages a label is written in, as Django names them (settings.LANGUAGES).
 LABEL_LANGUAGES = ("en", "zh-hans")

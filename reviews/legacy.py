@@ -38,7 +38,7 @@ from .models import (
     Source,
     Subject,
 )
-from .normalize import normalize_text, slugify_entity_id
+from .policy.normalize import normalize_text, slugify_entity_id
 from .publication import projected_facts
 from .domain import CandidateInput
 from .services.candidates import candidates_submit

@@ -32,8 +32,8 @@ from .api.candidates import CandidateInputSerializer
 from .api.parsers import RepeatedKey, strict_loads
 from .api.recall import RecallApi
 from .errors import DomainError
-from .identifiers import validate_identifier
-from .middleware import drain_bound
+from .policy.identifiers import validate_identifier
+from .web.middleware import drain_bound
 from .models import ApiKey, Scope
 from .recall.query import RecallQuery
 from .domain import CandidateInput

@@ -16,7 +16,7 @@ from rest_framework.utils.html import is_html_input
 from rest_framework.views import APIView
 
 from ..actors import Actor
-from ..identifiers import validate_identifier
+from ..policy.identifiers import validate_identifier
 from ..sharedcache import CACHE_ERRORS
 from .auth import HasScope
 

@@ -3,7 +3,7 @@ identifier is SPEC §1's."""
 from rest_framework import serializers
 
 from ..errors import InvalidInput
-from ..identifiers import MAX_IDENTIFIER_LENGTH, validate_identifier
+from ..policy.identifiers import MAX_IDENTIFIER_LENGTH, validate_identifier
 
 
 class _NotABoolean:

@@ -27,7 +27,7 @@ from rest_framework import permissions, serializers, status
 from rest_framework.response import Response
 
 from ..errors import InvalidInput, NotFound
-from ..identifiers import validate_identifier
+from ..policy.identifiers import validate_identifier
 from ..models import Fact, FactVersion, Scope
 from ..recall.query import RECALL_MAX_LIMIT, RecallQuery
 from ..domain import CandidateInput

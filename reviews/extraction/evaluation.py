@@ -30,8 +30,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..models import Category, Kind, MemoryScope
-from ..policy import RELATION_PREFIX
-from ..schema import DEFAULT_FIELDS
+from ..policy.pipeline import RELATION_PREFIX
+from ..policy.schema import DEFAULT_FIELDS
 from ..secrets import mask_secrets
 from ..domain import CandidateInput
 from ..domain import SELF_ALIASES

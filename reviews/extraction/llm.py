@@ -21,7 +21,7 @@ from typing import Literal
 from django.conf import settings
 from pydantic import BaseModel, Field, ValidationError
 
-from ..identifiers import identifier_problem
+from ..policy.identifiers import identifier_problem
 from ..models import Kind, MemoryScope
 from ..domain import CandidateInput
 from .base import (

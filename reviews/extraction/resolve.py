@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ..normalize import normalize_text, slugify_entity_id
+from ..policy.normalize import normalize_text, slugify_entity_id
 
 # Longest keys first when matching; values are slug words.
 _GLOSSARY = {

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 
 from ..models import Kind, MemoryScope
-from ..normalize import normalize_value
+from ..policy.normalize import normalize_value
 from ..domain import CandidateInput
 from .base import ExtractionContext, ExtractionResult
 from .patterns import CLAUSE, EXPLICIT, SENTENCE, STATED, VALUE, tech

@@ -122,7 +122,7 @@ class Reason(models.TextChoices):
 
 
 class FactStatus(models.TextChoices):
-    """SPEC §1; changed only by ``reviews.transitions``."""
+    """SPEC §1; changed only by ``reviews.policy.transitions``."""
 
     ACTIVE = "active", _("active")
     CONTESTED = "contested", _("contested")

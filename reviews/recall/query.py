@@ -21,7 +21,7 @@ from ..models import (
     Subject,
     Tenant,
 )
-from ..normalize import normalize_text, slugify_entity_id
+from ..policy.normalize import normalize_text, slugify_entity_id
 from ..selectors.rows import utc_aware
 from .hotpath import prepared_cursor
 from .textmatch import QueryTerms, fallback_score, query_terms

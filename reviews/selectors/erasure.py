@@ -8,7 +8,7 @@ from django.db.models import Q, QuerySet
 
 from ..errors import InvalidInput, NotFound
 from ..models import Candidate, Entity, Fact, Message, Subject
-from ..normalize import normalize_text
+from ..policy.normalize import normalize_text
 
 
 def parse_entity_ref(entity: str) -> tuple[str, str]:

@@ -20,7 +20,7 @@ from django.utils.translation import ngettext_lazy
 
 from ..actors import Actor
 from ..errors import NotFound
-from ..normalize import normalize_text
+from ..policy.normalize import normalize_text
 from ..models import (
     OPEN_CANDIDATE_STATUSES,
     ActorKind,
@@ -43,9 +43,9 @@ from ..models import (
     Source,
     Subject,
 )
-from ..policy import RELATION_PREFIX
+from ..policy.pipeline import RELATION_PREFIX
 from ..labels import TenantLabels, labels_cached_on, when
-from ..schema import TenantSchema
+from ..policy.schema import TenantSchema
 from .erasure import deletion_scope
 
 # SPEC §2's categories, in the order a person reads about themselves.

@@ -36,8 +36,8 @@ from ..models import (
     Tenant,
 )
 from ..models.choices import OPEN_CANDIDATE_STATUSES
-from ..policy import RELATION_PREFIX
-from ..schema import TenantSchema
+from ..policy.pipeline import RELATION_PREFIX
+from ..policy.schema import TenantSchema
 from .rows import utc_aware
 
 # --- Review queue ---------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from ..models import (
     Tenant,
 )
 from ..models.choices import REVIEW_DECISION_ACTIONS
-from ..normalize import normalize_value
+from ..policy.normalize import normalize_value
 from .queue import QUEUE_COUNT_CAP, CappedCount, oldest_waiting, read_at_once, waiting_for_review
 
 # --- Review stats -----------------------------------------------------------------------------

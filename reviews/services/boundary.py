@@ -13,7 +13,7 @@ service that runs no transaction of its own, :func:`screened`) instead of a bare
      changes a valid member, and an invalid one is refused by the service anyway).
      Strings inside lists, tuples, mappings and dataclass inputs (``CandidateInput``,
      ``MessageInput``, ``RecallQuery``, filters) are screened field by field.
-   - ``IDENTIFIER``: checked by :func:`reviews.identifiers.identifier_problem`
+   - ``IDENTIFIER``: checked by :func:`reviews.policy.identifiers.identifier_problem`
      (SPEC §1); one that breaks the rules, a credential inside included, is refused.
    - ``CORRECTION``: a value a person typed for a published fact, a new entry or a
      schema/policy change (mappings and lists screened item by item): refused when it
@@ -64,7 +64,7 @@ from dataclasses import dataclass
 from django.db import DatabaseError, transaction
 
 from ..errors import InvalidInput
-from ..identifiers import identifier_problem, refusal_message
+from ..policy.identifiers import identifier_problem, refusal_message
 from ..secrets import PLACEHOLDER, mask_secrets
 
 logger = logging.getLogger(__name__)

@@ -11,7 +11,8 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from .. import audit, transitions
+from .. import audit
+from ..policy import transitions
 from ..actors import POLICY, Actor
 from ..domain import UNDO_SECONDS, CandidateInput
 from ..audit import EventDraft
@@ -37,10 +38,18 @@ from ..models import (
     SuppressedValue,
     Tenant,
 )
-from ..grounding import SourceMessage, grounding_flags
-from ..normalize import value_digest, value_digests
-from ..policy import MAX_VALUE_LENGTH, ActiveFact, Decision, FieldRule, Proposal, Thresholds, evaluate
-from ..schema import TenantSchema
+from ..policy.grounding import SourceMessage, grounding_flags
+from ..policy.normalize import value_digest, value_digests
+from ..policy.pipeline import (
+    MAX_VALUE_LENGTH,
+    ActiveFact,
+    Decision,
+    FieldRule,
+    Proposal,
+    Thresholds,
+    evaluate,
+)
+from ..policy.schema import TenantSchema
 from ..secrets import mask_field_value
 from .entities import EntityResolver, subject_get_or_create
 from ..publication import schedule_projection
@@ -661,7 +670,7 @@ def candidates_bulk_decide(
 # --- Undo ---------------------------------------------------------------------------------------
 #
 # A person's decision can be taken back by the same person for UNDO_SECONDS (SPEC §4), as
-# compensating transitions (``reviews.transitions``, ``*.decision_undone``): the candidate,
+# compensating transitions (``reviews.policy.transitions``, ``*.decision_undone``): the candidate,
 # the facts it changed (a contest it upheld or closed is open again), the candidates it
 # superseded and the suppression it added go back to what they were, each change audited,
 # and the projection follows. Versions only ever grow: a restored fact gets a new version

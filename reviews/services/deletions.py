@@ -25,7 +25,7 @@ from ..background import TaskName, publish_tasks, publisher, runs_in_process
 from ..errors import InvalidTransition, NotFound
 from ..models import AuditAction, DeletionStatus, Fact, FactDeletion, Subject, Tenant
 from ..publication import schedule_projection
-from ..transitions import fact_retired_event
+from ..policy.transitions import fact_retired_event
 from .erasure import ErasureReceipt, fact_erase
 from .facts import _get_fact_for_update
 from .locks import lock_subject

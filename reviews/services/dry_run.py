@@ -39,7 +39,7 @@ from ..models import (
     SuppressedValue,
     Tenant,
 )
-from ..normalize import value_digest, value_digests
+from ..policy.normalize import value_digest, value_digests
 from .entities import USER_ENTITY_TYPE
 from .ingest import extraction_context_build
 from .boundary import service

@@ -9,7 +9,8 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from .. import audit, transitions
+from .. import audit
+from ..policy import transitions
 from ..actors import Actor
 from ..domain import SELF_ALIASES
 from ..audit import EventDraft
@@ -27,7 +28,7 @@ from ..models import (
     SuppressedValue,
     Tenant,
 )
-from ..normalize import normalize_text, slugify_entity_id, value_digests
+from ..policy.normalize import normalize_text, slugify_entity_id, value_digests
 from ..extraction.resolve import canonical_entity_id
 from ..publication import schedule_projection
 from .boundary import service

@@ -32,7 +32,8 @@ from datetime import datetime
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from .. import audit, transitions
+from .. import audit
+from ..policy import transitions
 from ..actors import Actor
 from ..audit import EventDraft
 from ..errors import NotFound
@@ -56,9 +57,9 @@ from ..models import (
     Tenant,
 )
 from ..models.choices import RECEIPT_ACTIONS
-from ..normalize import normalize_text, value_digest
+from ..policy.normalize import normalize_text, value_digest
 from ..publication import schedule_projection
-from ..transitions import LIVE_FACT_STATUSES, Transition
+from ..policy.transitions import LIVE_FACT_STATUSES, Transition
 from .audit_export import audit_exports_purge
 from .dry_run import dry_run_examples_forget
 from ..domain import SELF_ALIASES

@@ -10,7 +10,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from .. import audit, transitions
+from .. import audit
+from ..policy import transitions
 from ..actors import POLICY, Actor
 from ..audit import EventDraft
 from ..errors import InvalidInput, NotFound, StaleVersion
@@ -31,11 +32,11 @@ from ..models import (
     SuppressedValue,
     Tenant,
 )
-from ..normalize import value_digest, value_digests
-from ..policy import MAX_VALUE_LENGTH, RELATION_PREFIX, FieldRule
+from ..policy.normalize import value_digest, value_digests
+from ..policy.pipeline import MAX_VALUE_LENGTH, RELATION_PREFIX, FieldRule
 from ..publication import schedule_projection
-from ..schema import TenantSchema
-from ..transitions import fact_payload
+from ..policy.schema import TenantSchema
+from ..policy.transitions import fact_payload
 from .entities import EntityResolver
 from .locks import lock_subject
 from .boundary import service

@@ -35,7 +35,7 @@ from ..models import (
     Tenant,
 )
 from ..labels import LABEL_LANGUAGES, MAX_LABEL_LENGTH
-from ..policy import RELATION_PREFIX
+from ..policy.pipeline import RELATION_PREFIX
 from ..publication import schedule_projection
 from ..secrets import mask_secrets
 from .boundary import service

@@ -49,7 +49,7 @@ from ..models import (
     Subject,
     Tenant,
 )
-from ..schema import TenantSchema
+from ..policy.schema import TenantSchema
 from .candidates import SubmitResult, candidates_submit
 from .entities import USER_ENTITY_TYPE, alias_add
 from .boundary import masked_kinds, service

@@ -22,7 +22,8 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from .. import audit, transitions
+from .. import audit
+from ..policy import transitions
 from ..actors import Actor
 from ..audit import EventDraft
 from ..errors import DomainError, Forbidden, InvalidInput, InvalidTransition, NotFound
@@ -46,7 +47,7 @@ from ..models import (
     Tenant,
 )
 from ..publication import schedule_projection
-from ..policy import RELATION_PREFIX
+from ..policy.pipeline import RELATION_PREFIX
 from ..domain import CandidateInput
 from .candidates import candidate_approve, candidate_payload, candidates_submit
 from .entities import subject_get_or_create

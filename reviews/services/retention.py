@@ -24,7 +24,8 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from .. import audit, transitions
+from .. import audit
+from ..policy import transitions
 from ..actors import SYSTEM, Actor
 from ..audit import EventDraft
 from ..models import (

@@ -16,14 +16,14 @@ from ..actors import SYSTEM, Actor
 from ..audit import GENESIS_HASH, EventDraft
 from ..errors import InvalidInput, InvalidTransition, NotFound
 from ..models import ActorKind, ApiKey, AuditAction, AuditChainHead, Membership, Role, Scope, Source, Tenant
-from ..schema import seed_default_schema
+from ..policy.schema import seed_default_schema
 from .boundary import service
 
 KEY_PREFIX = "mp"
 # What names a key (its `prefix`): the 8 hex digits of token_hex(4) in api_key_create.
 # The routes naming a key match only this, so no other text reaches the lookup.
 KEY_PREFIX_PATTERN = "[0-9a-f]{8}"
-# Who locks a staff account's sign-in after too many failures (reviews/throttling.py).
+# Who locks a staff account's sign-in after too many failures (reviews/web/throttling.py).
 LOGIN_THROTTLE = Actor(ActorKind.SYSTEM, "login_throttle")
 API_KEY_SOURCES = (Source.CHAT, Source.BUSINESS_SYSTEM)
 

@@ -28,7 +28,7 @@ from ..selectors.audit import AuditCursor, audit_events_page
 from ..errors import InvalidInput, NotFound
 from ..exports import ExportFilters
 from ..models import AuditChainHead, AuditExport, ExportFormat, ExportStatus
-from ..forms import IdentifierField
+from ..web.forms import IdentifierField
 from ..permissions import can_audit, staff_tenant
 from ..selectors.queue import actor_names
 from ..services.audit_export import (

@@ -25,7 +25,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from ..actors import Actor
 from ..errors import DomainError, NotFound, Unavailable
-from ..forms import EntityRefField, IdentifierField
+from ..web.forms import EntityRefField, IdentifierField
 from ..labels import labels_cached_on
 from ..permissions import PORTAL_SESSION_KEY, portal_binding, portal_subject
 from ..selectors.portal import (

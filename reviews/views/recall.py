@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET
 
 from ..actors import Actor
 from ..models import ActorKind, ApiKey, Fact
-from ..forms import IdentifierField
+from ..web.forms import IdentifierField
 from ..permissions import can_audit, staff_tenant
 from ..recall.replicas import replica_view
 from ..selectors.recall_history import (

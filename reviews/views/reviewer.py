@@ -39,10 +39,10 @@ from ..models import (
     ReviewDecision,
     Sensitivity,
 )
-from ..forms import BulkDecisionForm, ClaimForm, IdentifierField, UndoBulkForm
+from ..web.forms import BulkDecisionForm, ClaimForm, IdentifierField, UndoBulkForm
 from ..permissions import can_decide, can_view_queue, staff_tenant
 from ..templatetags.reviewer_tags import FLAG_LABELS
-from ..schema import TenantSchema
+from ..policy.schema import TenantSchema
 from ..selectors.queue import (
     ANY_RELATION,
     QUEUE_STATUS_ALL,
@@ -74,7 +74,7 @@ from ..services.candidates import (
 )
 from ..services.claims import candidates_claim, candidates_claims_renew, candidates_release
 from ..services.entities import entity_merge
-from ..widgets import QuickSelect
+from ..web.widgets import QuickSelect
 
 CLAIM_SIZES = (5, 10, 20, 50)
 
@@ -173,7 +173,7 @@ AGE_CHOICES = [
 
 
 class QueueChoiceField(forms.ChoiceField):
-    """The queue's dropdowns: eleven a page, built without the template engine (reviews/widgets.py)."""
+    """The queue's dropdowns: eleven a page, built without the template engine (reviews/web/widgets.py)."""
 
     widget = QuickSelect
 

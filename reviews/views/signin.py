@@ -3,7 +3,7 @@ import logging
 
 from django.contrib.auth import views as auth_views
 
-from ..throttling import address_locked_out, locked_out_response
+from ..web.throttling import address_locked_out, locked_out_response
 
 logger = logging.getLogger(__name__)
 

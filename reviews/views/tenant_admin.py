@@ -26,7 +26,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from ..actors import Actor
 from ..errors import DomainError
-from ..identifiers import identifier_problem
+from ..policy.identifiers import identifier_problem
 from ..labels import MAX_LABEL_LENGTH, TenantLabels, known_relation_names
 from ..extraction import active_extractor_name, prompt_versions
 from ..models import (

@@ -7,7 +7,7 @@ from urllib.parse import quote
 import pytest
 
 from reviews.audit import verify_tenant
-from reviews.identifiers import MAX_IDENTIFIER_LENGTH
+from reviews.policy.identifiers import MAX_IDENTIFIER_LENGTH
 from reviews.models import AuditEvent, Candidate, Fact, FactStatus, Message, RecallRecord, Scope, Subject
 from tests.conftest import candidate
 from tests.dump import dump_all_tables

@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 
 from reviews.actors import Actor
 from reviews.models import Fact
-from reviews.normalize import value_digest
+from reviews.policy.normalize import value_digest
 from reviews.services.candidates import candidate_reject
 from tests.conftest import candidate
 

@@ -2,7 +2,7 @@
 import pytest
 
 from reviews.errors import InvalidInput
-from reviews.identifiers import MAX_IDENTIFIER_LENGTH, validate_identifier
+from reviews.policy.identifiers import MAX_IDENTIFIER_LENGTH, validate_identifier
 
 ACCEPTED = ["user-42", "org/7", "a@b.com", "张三", "用户/二号", "with inner space", "x" * MAX_IDENTIFIER_LENGTH, "../etc", "?#%"]
 

@@ -1,5 +1,5 @@
 """The project's leaner forms of django-csp's middleware and Django's messages and locale
-middlewares (reviews/middleware.py) answer exactly as the libraries' own do."""
+middlewares (reviews/web/middleware.py) answer exactly as the libraries' own do."""
 import pytest
 from csp.constants import NONCE
 from csp.decorators import csp_exempt, csp_replace, csp_update
@@ -17,7 +17,7 @@ from django.urls import path as url_path
 from django.utils import translation
 from django.utils.functional import empty
 
-from reviews.middleware import LazyMessageMiddleware, PrefixFreeLocaleMiddleware, SitePolicyCSPMiddleware
+from reviews.web.middleware import LazyMessageMiddleware, PrefixFreeLocaleMiddleware, SitePolicyCSPMiddleware
 
 POLICY_HEADERS = ("Content-Security-Policy", "Content-Security-Policy-Report-Only")
 

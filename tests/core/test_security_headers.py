@@ -212,7 +212,7 @@ class TestNoStore:
 def test_a_views_own_cache_control_becomes_exactly_no_store(rf, view_header):
     from django.http import HttpResponse
 
-    from reviews.middleware import NoStoreMiddleware
+    from reviews.web.middleware import NoStoreMiddleware
 
     def view(request):
         response = HttpResponse("ok")

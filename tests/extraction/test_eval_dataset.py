@@ -14,7 +14,7 @@ from django.core.management import call_command
 from reviews.extraction.evaluation import evaluate_extractor, load_dataset
 from reviews.extraction.rules import RULES_VERSION, RuleExtractor
 from reviews.models import Kind, MemoryScope
-from reviews.schema import DEFAULT_FIELDS
+from reviews.policy.schema import DEFAULT_FIELDS
 
 ROOT = Path(__file__).resolve().parents[2]
 EVAL_DIR = ROOT / "reviews" / "fixtures" / "eval"

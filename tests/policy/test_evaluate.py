@@ -3,7 +3,7 @@ import pytest
 
 from reviews.models import CandidateStatus as S
 from reviews.models import Reason as R
-from reviews.policy import ActiveFact, FieldRule, Proposal, Thresholds, evaluate, relation_rule
+from reviews.policy.pipeline import ActiveFact, FieldRule, Proposal, Thresholds, evaluate, relation_rule
 
 PRIORITY = {"business_system": 4, "self_service": 3, "reviewer": 2, "chat": 1}
 THRESHOLDS = Thresholds(reject_below=0.5, confirm_below=0.8, auto_approve_at=0.95, source_priority=PRIORITY)

@@ -2,9 +2,9 @@
 automatic outcome."""
 import pytest
 
-from reviews.grounding import SourceMessage, grounding_flags, value_supported
+from reviews.policy.grounding import SourceMessage, grounding_flags, value_supported
 from reviews.models import CandidateFlag, CandidateStatus, Kind, Reason
-from reviews.policy import ActiveFact, FieldRule, Proposal, Thresholds, evaluate
+from reviews.policy.pipeline import ActiveFact, FieldRule, Proposal, Thresholds, evaluate
 
 USER = SourceMessage("user", "我负责 Flask 迁移项目，项目使用 MySQL。")
 

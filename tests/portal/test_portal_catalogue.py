@@ -15,7 +15,7 @@ from django.utils import translation
 from reviews import labels as schema_labels
 from reviews.selectors import portal as portal_selectors
 from reviews.models import Category, Source
-from reviews.schema import DEFAULT_FIELDS
+from reviews.policy.schema import DEFAULT_FIELDS
 from reviews.views import portal as portal_views
 
 CATALOG = Path(__file__).resolve().parents[2] / "reviews" / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.po"

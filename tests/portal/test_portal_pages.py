@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from reviews.models import AuditEvent, Candidate, DeletionStatus, Fact, FactDeletion, Message, Subject, SuppressedValue
-from reviews.normalize import value_digest
+from reviews.policy.normalize import value_digest
 from tests.conftest import candidate
 
 

@@ -6,7 +6,7 @@ import pytest
 from reviews.actors import SYSTEM, Actor
 from reviews.errors import Forbidden, InvalidTransition, NotFound, StaleVersion
 from reviews.models import AuditEvent, AuditPayload, Candidate, Fact, Subject, SuppressedValue
-from reviews.normalize import value_digest
+from reviews.policy.normalize import value_digest
 from reviews.services.candidates import candidate_approve, candidate_reject
 from reviews.services.facts import fact_edit
 from reviews.services.portal import fact_contest, subject_export, subject_set_paused

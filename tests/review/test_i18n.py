@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import translation
 
 from reviews.errors import InvalidInput
-from reviews.identifiers import validate_identifier
+from reviews.policy.identifiers import validate_identifier
 from reviews.models import Scope
 
 from tests.review.conftest import approve_as
@@ -105,7 +105,7 @@ def test_an_identifier_refusal_on_a_page_is_in_the_readers_language(auditor_clie
 
 
 def test_the_portals_scope_refusals_are_in_chinese_too():
-    from reviews.forms import EntityRefField
+    from reviews.web.forms import EntityRefField
     from reviews.views.portal import ScopeForm
 
     with translation.override("zh-hans"):

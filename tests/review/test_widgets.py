@@ -4,7 +4,7 @@ from django import forms
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy, override
 
-from reviews.widgets import QuickSelect
+from reviews.web.widgets import QuickSelect
 
 HOSTILE = '"><script>alert(1)</script>&amp;\'x'
 

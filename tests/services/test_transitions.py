@@ -1,4 +1,4 @@
-"""reviews.transitions: each transition starts only from its source states (SPEC §1, §3).
+"""reviews.policy.transitions: each transition starts only from its source states (SPEC §1, §3).
 
 Every forbidden source state is refused with InvalidTransition (409 at the API) before
 anything is written: the row keeps its status and no event is produced.
@@ -10,7 +10,7 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from reviews import transitions
+from reviews.policy import transitions
 from reviews.actors import SYSTEM, Actor
 from reviews.errors import InvalidTransition
 from reviews.models import AuditAction, Candidate, CandidateStatus, Fact, FactStatus

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from reviews.models import Fact
-from reviews.normalize import value_digest
+from reviews.policy.normalize import value_digest
 
 BATCH = 2000
 

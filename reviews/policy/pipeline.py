@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .models import CandidateStatus, Cardinality, Kind, MemoryScope, Reason, Sensitivity
+from ..models import CandidateStatus, Cardinality, Kind, MemoryScope, Reason, Sensitivity
 
 MAX_VALUE_LENGTH = 1000
 RELATION_PREFIX = "relation:"
@@ -60,7 +60,7 @@ class Proposal:
     # digests may predate the current key); empty: only ``value_digest``.
     old_key_digests: frozenset[str] = frozenset()
     value_too_long: bool = False
-    # Grounding flags (SPEC §3, reviews/grounding.py): any of them keeps a person deciding.
+    # Grounding flags (SPEC §3, reviews/policy/grounding.py): any of them keeps a person deciding.
     grounding: tuple[str, ...] = ()
 
 

@@ -23,8 +23,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from .extraction.resolve import evidence_occurs, project_entity_id
-from .models import CandidateFlag
+from ..extraction.resolve import evidence_occurs, project_entity_id
+from ..models import CandidateFlag
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CJK_RUN = re.compile(r"[\u3400-\u9fff]+")

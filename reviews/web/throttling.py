@@ -22,8 +22,8 @@ from django.dispatch import receiver
 from django.shortcuts import render
 from django.utils import timezone
 
-from .normalize import keyed_digest
-from .services.tenants import staff_lockout_record
+from ..policy.normalize import keyed_digest
+from ..services.tenants import staff_lockout_record
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def address_locked_out(request) -> bool:
     return address_failures(request) >= settings.MEMORY_LOGIN_ADDRESS_FAILURE_LIMIT
 
 
-@receiver(user_locked_out, dispatch_uid="reviews.throttling.record_lockout")
+@receiver(user_locked_out, dispatch_uid="reviews.web.throttling.record_lockout")
 def record_lockout(sender, request, username, ip_address, **kwargs):
     # Axes signals every refused try of a locked pair; the lockout is the try that reached
     # the limit (later ones only extend it), so one event per lockout.

@@ -19,8 +19,8 @@ from django.utils import translation
 from django.utils.cache import patch_vary_headers
 from django.utils.functional import SimpleLazyObject, empty
 
-from .api.errors import is_api_path, json_error
-from .context import current_request_id
+from ..api.errors import is_api_path, json_error
+from ..context import current_request_id
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 

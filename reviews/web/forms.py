@@ -2,7 +2,7 @@
 
 A page's GET parameters and POST fields are cleaned by a Django form before anything reads
 them; these fields carry the rules of SPEC §1 that the API's fields and the service
-boundary (reviews/services/boundary.py) apply too, from reviews/identifiers.py. A value
+boundary (reviews/services/boundary.py) apply too, from reviews/policy/identifiers.py. A value
 that breaks one is a form error beside its field (a 400), never a query the database
 refuses (a 500) nor a service's refusal nobody catches.
 """
@@ -14,10 +14,10 @@ from django import forms
 from django.core.validators import ProhibitNullCharactersValidator
 from django.utils.translation import gettext_lazy
 
-from .identifiers import MAX_IDENTIFIER_LENGTH, identifier_problem, page_refusal
-from .models import BulkDecision
-from .services.candidates import MAX_BULK_ITEMS
-from .services.claims import MAX_CLAIM
+from ..policy.identifiers import MAX_IDENTIFIER_LENGTH, identifier_problem, page_refusal
+from ..models import BulkDecision
+from ..services.candidates import MAX_BULK_ITEMS
+from ..services.claims import MAX_CLAIM
 
 
 def _check_identifier(value: str, name: str) -> None:

@@ -23,10 +23,10 @@ from typing import Iterable
 
 from django.db.models import F
 
-from .actors import POLICY, Actor
-from .audit import EventDraft
-from .errors import InvalidTransition
-from .models import (
+from ..actors import POLICY, Actor
+from ..audit import EventDraft
+from ..errors import InvalidTransition
+from ..models import (
     OPEN_CANDIDATE_STATUSES,
     AuditAction,
     Candidate,

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from .models import Cardinality, Category, FieldDefinition, Sensitivity, Tenant
-from .policy import RELATION_PREFIX, FieldRule, relation_rule
+from ..models import Cardinality, Category, FieldDefinition, Sensitivity, Tenant
+from .pipeline import RELATION_PREFIX, FieldRule, relation_rule
 
 ONE, MANY = Cardinality.ONE, Cardinality.MANY
 NORMAL, PERSONAL, SENSITIVE = Sensitivity.NORMAL, Sensitivity.PERSONAL, Sensitivity.SENSITIVE

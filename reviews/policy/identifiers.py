@@ -11,8 +11,8 @@ import re
 from django.utils import translation
 from django.utils.translation import gettext_lazy
 
-from .errors import InvalidInput
-from .secrets import mask_secrets
+from ..errors import InvalidInput
+from ..secrets import mask_secrets
 
 MAX_IDENTIFIER_LENGTH = 128
 REPLACEMENT_CHARACTER = "\ufffd"

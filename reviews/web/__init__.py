@@ -1,0 +1,1 @@
+"""What only the web needs: middleware, forms and their widgets, and the login throttling."""
