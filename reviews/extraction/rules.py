@@ -29,19 +29,15 @@ from ..models import Kind, MemoryScope
 from ..policy.normalize import normalize_value
 from ..domain import CandidateInput
 from .base import ExtractionContext, ExtractionResult
-from .patterns import CLAUSE, EXPLICIT, SENTENCE, STATED, VALUE, tech
+from .patterns import CLAUSE, EXPLICIT, SENTENCE, STATED, VALUE
 from .patterns import en as patterns_en
 from .patterns import zh as patterns_zh
 from .resolve import organization_entity_id, project_entity_id
+from .vocabulary import VOCABULARY
 
 RULES_VERSION = "rules-3"
 LANGUAGES = (patterns_zh, patterns_en)  # read in this order
 
-_TECH = {**tech.STACK, **tech.DATABASES}
-_TECH_PATTERN = re.compile(
-    r"(?<![A-Za-z0-9])(" + "|".join(sorted(map(re.escape, _TECH), key=len, reverse=True)) + r")(?![A-Za-z0-9])",
-    re.I,
-)
 
 
 def _markers(name: str, template: str = "{}") -> re.Pattern:
@@ -337,7 +333,7 @@ class _MessageReader:
 
     def _projects(self, sentence: Span, *, plan: bool, correction: bool) -> None:
         text = sentence.text
-        has_tech = bool(_TECH_PATTERN.search(text))
+        has_tech = bool(VOCABULARY.find(text))
         if not has_tech and not any(language.PROJECT.mentioned(text, sentence.lower) for language in LANGUAGES):
             return
         # English prose is read whole; Chinese clause by clause ("我负责支付项目，项目使用 MySQL").
@@ -368,12 +364,10 @@ class _MessageReader:
             return
         kind = Kind.PLAN if plan else Kind.FACT
         confidence = STATED if plan else EXPLICIT
-        for match in _TECH_PATTERN.finditer(scope_text):
-            token = match.group(1).lower()
-            field = "database" if token in tech.DATABASES else "tech_stack"
-            self.emit(entity_type="project", entity_id=project.entity_id, entity_name=project.name, field=field,
-                      value=_TECH[token], evidence=sentence, confidence=confidence, kind=kind,
-                      supersedes=supersedes and field == "database")
+        for mention in VOCABULARY.find(scope_text):
+            self.emit(entity_type="project", entity_id=project.entity_id, entity_name=project.name,
+                      field=mention.field, value=mention.name, evidence=sentence, confidence=confidence, kind=kind,
+                      supersedes=supersedes and mention.field == "database")
 
     # -- preferences -------------------------------------------------------------------
     def _preferences(self, sentence: Span) -> None:
@@ -392,7 +386,7 @@ class _MessageReader:
                 continue
             if not (STYLE_WORDS.search(part.text) and REQUEST_WORDS.search(part.text)):
                 continue
-            if _TECH_PATTERN.search(part.text) and self._projectish(part):
+            if VOCABULARY.find(part.text) and self._projectish(part):
                 continue
             value = PREFERENCE_LEADS.sub("", part.text.strip(_STRIP))
             if one_off_sentence or ONE_OFF.search(part.text):

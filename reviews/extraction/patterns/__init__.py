@@ -31,7 +31,11 @@ VALUE = "value"  # the pattern's group ``v`` (or the entry's fixed ``value``)
 SENTENCE = "sentence"  # the whole sentence, without a leading "I"/"我": a scenario record
 CLAUSE = "clause"  # each clause the pattern matches in, likewise
 
-NAME_LATIN = r"[A-Z][A-Za-z'’-]{1,30}"
+# Letters of the Latin script with their accents (Zoë, Łukasz, Ayşe), not only ASCII: a name
+# is found by where it stands, never by looking English.
+LATIN_LETTER = r"[A-Za-zÀ-ÖØ-öø-ɏ]"
+LATIN_UPPER = r"[A-ZÀ-ÖØ-ÞĀ-ɏ]"
+NAME_LATIN = LATIN_UPPER + r"(?:" + LATIN_LETTER + r"|['’-]){1,30}"
 
 
 @dataclass(frozen=True)

@@ -2,13 +2,17 @@
 import re
 
 from ...models import Kind
-from . import EXPLICIT, NAME_LATIN, SENTENCE, ProjectNaming, skip, statement
+from . import EXPLICIT, LATIN_LETTER, NAME_LATIN, SENTENCE, ProjectNaming, skip, statement
 
 SCRIPT = re.compile(r"[A-Za-z]")  # the sentences these statements are tried on
-FIRST_PERSON = re.compile(r"(?i)(?<![A-Za-z])(?:i|i'm|i’m|my|me)(?![A-Za-z])")
+FIRST_PERSON = re.compile(r"(?i)(?<![A-Za-z])(?:i|i'm|i’m|i've|my|me)(?![A-Za-z])")
+# A speaker introducing themselves without "I": "Keanu here, a mobile developer based in Gdańsk".
+SELF_REFERENCE = re.compile(r"(?i)(?<![A-Za-z])(?:i|i'm|i’m|i've|my|me)(?![A-Za-z])|\b(?:here|speaking)\b,")
 
-_PLACE = r"(?P<v>[A-Z][\w.'-]+(?:[ ]+[A-Z][\w.'-]+){0,2})"
-_NAME = r"(?P<v>[A-Z][A-Za-z'’-]{1,30})"
+_PLACE = r"(?P<v>[A-Z][\w.'-]+(?:[ ]+[A-Z][\w.'-]+){0,3})"
+_NAME = r"(?P<v>" + NAME_LATIN + ")"
+_NOT_A_LETTER = r"(?!" + LATIN_LETTER + r"|['’-])"
+_HONORIFIC = r"(?:Dr|Prof|Mr|Mrs|Ms|Mx|Miss|Sir|Dame)\.?"
 _NOT_NAMES = frozenset({"not", "just", "great", "fine", "good", "it", "the", "a", "an", "my", "our", "what", "how"})
 # "I'm Not sure", "I am Based in…": capitalised words that are not names.
 _NOT_NAME_WORDS = (
@@ -17,9 +21,22 @@ _NOT_NAME_WORDS = (
     "The", "From", "Based", "Living", "Learning", "Using", "Building", "Done", "Sure", "Thinking", "Afraid",
     "Interested", "New", "Moving", "Responsible", "Ready", "Curious", "Stuck", "Writing", "Planning",
 )
-_FULL_NAME = (r"(?P<v>(?!(?:" + "|".join(_NOT_NAME_WORDS) + r")(?![A-Za-z'’-]))" + NAME_LATIN
+_FULL_NAME = (r"(?P<v>(?!(?:" + "|".join(_NOT_NAME_WORDS) + r")" + _NOT_A_LETTER + ")" + NAME_LATIN
               + r"(?:\s" + NAME_LATIN + r")?)")
-_FIRST_NAME = r"(?P<v>(?!(?:" + "|".join(_NOT_NAME_WORDS) + r")(?![A-Za-z'’-]))" + NAME_LATIN + r")"
+_FIRST_NAME = r"(?P<v>(?!(?:" + "|".join(_NOT_NAME_WORDS) + r")" + _NOT_A_LETTER + ")" + NAME_LATIN + r")"
+# A name as a title addresses its bearer: "I'm Dr. Adeyemi" is Dr. Adeyemi.
+_TITLED_NAME = r"(?P<v>" + _HONORIFIC + r"\s+" + NAME_LATIN + r"(?:\s" + NAME_LATIN + r")?)"
+# What someone does for a living, found by its head word: the last word of the phrase names a
+# person by what they do (-ist, -er, -ian, "chef", "midwife"), not a fan, a user or a beginner.
+_OCCUPATION = (
+    r"(?:[A-Za-z][\w-]*\s+){0,3}?(?!(?:beginner|fan|user|member|customer|believer|lover|follower|reader|owner|"
+    r"winner|loser|partner|newcomer|outsider|insider|foreigner|stranger|fighter|napper|gamer|dreamer|talker|"
+    r"sleeper|eater|drinker|smoker|runner|walker|person|human|adult|minor|parent|mother|father|other)\b)"
+    r"[a-z][a-z-]*(?:ist|ian|er|or|ant|ent|ic|wife|man|woman|chef|pilot|nurse|coach|clerk|agent|officer|cook|"
+    r"guard|medic|lead|intern|sre|cto|ceo)\b"
+)
+# Where the phrase of a role ends: a place, an employer or the end of the clause.
+_ROLE_END = r"(?=\s+(?:living|based|located|in|at|for|from|with|who|and|by|since|now|here)\b|\s*[,.;!。，]|\s*$)"
 _ROLE_NOUNS = (
     r"(?:engineer|developer|programmer|manager|designer|scientist|analyst|architect|lead|student(?! loan)|teacher|"
     r"professor|consultant|researcher|writer|founder|co-founder|cto|ceo|cfo|administrator|admin|doctor|nurse|"
@@ -45,11 +62,24 @@ STATEMENTS = [
     statement("name", r"(?i:\bmy name is)\s+" + _FULL_NAME, "name", requires=FIRST_PERSON, confidence=EXPLICIT,
               first_of="en-name"),
     statement("name", r"(?i:\bcall me)\s+" + _FIRST_NAME, "call me", requires=FIRST_PERSON, first_of="en-name"),
+    statement("name", r"(?i:(?<![A-Za-z])(?:i'm|i’m|i am|this is|call me))\s+" + _TITLED_NAME,
+              ("i'm", "i’m", "i am", "this is", "call me"), first_of="en-name"),
+    statement("name", r"(?i:(?<![A-Za-z])(?:i'm|i’m|i am))\s+" + _FULL_NAME + r"(?=\s*(?:[,.!;]|$))",
+              ("i'm", "i’m", "i am"), requires=FIRST_PERSON, first_of="en-name"),
     statement("name", r"(?i:(?<![A-Za-z])(?:i'm|i’m|i am|this is))\s+" + _FIRST_NAME + r"\b",
               ("i'm", "i’m", "i am", "this is"), requires=FIRST_PERSON, first_of="en-name"),
+    statement("name", r"(?i:\bi go by|\b(?:people|everyone|friends) call me|^name['’]s)\s+" + _FIRST_NAME,
+              ("go by", "call me", "name's", "name’s"), first_of="en-name"),
+    # by position: "Keanu here, …", "Hey, Tenzin speaking."
+    statement("name", r"^(?:(?i:hi|hello|hey)[,!]?\s+)?" + _FULL_NAME + r"\s+(?i:here|speaking)\b",
+              ("here", "speaking"), first_of="en-name"),
     # role, and where: "a data engineer at Acme", "my job title is…"
     statement("role", r"(?i:\b(?:an?))\s+(?P<v>(?:[A-Za-z-]+\s+){0,3}?(?i:" + _ROLE_NOUNS + r"))\b", (" a ", " an "),
               requires=FIRST_PERSON, first_of="en-role"),
+    statement("role", r"(?i:\b(?:i'm|i am|i’m|i've been|i have been|(?:work|working|employed|trained) as)\s+an?)\s+"
+              r"(?P<v>" + _OCCUPATION + ")" + _ROLE_END, (" a ", " an "), requires=FIRST_PERSON, first_of="en-role"),
+    statement("role", r"(?i:\b(?:here|speaking|i'm \w+|i am \w+),\s+an?)\s+(?P<v>" + _OCCUPATION + ")" + _ROLE_END,
+              (" a ", " an "), requires=SELF_REFERENCE, first_of="en-role"),
     statement("role", r"(?i:\bmy (?:role|job title|job|position) is)\s+(?:an?\s+)?(?P<v>[\w -]{3,40}?)(?=[,.;!]|$)",
               "my ", requires=FIRST_PERSON, first_of="en-role"),
     statement("name", _A_ROLE + r"\s+(?i:at|for|with)\s+(?P<v>" + _ORG + ")", (" a ", " an "), requires=FIRST_PERSON,
@@ -65,10 +95,21 @@ STATEMENTS = [
               requires=FIRST_PERSON, first_of="en-location"),
     statement("location", r"(?i:\bi'?m\s+based|\bi\s+am\s+based)\s+in\s+" + _PLACE, (" in ",), requires=FIRST_PERSON,
               first_of="en-location"),
+    # the parts: I + a verb of living or moving + in/to + a place
+    statement("location", r"(?i:\b(?:i|we)(?:'ve|'m|'re| have| am| are)?\s+(?:(?:just|recently|currently|now|been|"
+              r"finally|happily)\s+)*(?:live|living|reside|residing|stay|staying|settled|relocated|moved|based|located)"
+              r"(?:\s+down)?\s+(?:in|to))\s+" + _PLACE, (" in ", " to "), first_of="en-location"),
+    statement("location", r"(?i:\b(?:living|based|located|residing|staying)\s+in)\s+" + _PLACE, (" in ",),
+              requires=SELF_REFERENCE, first_of="en-location"),
+    statement("location", r"(?i:\bhome(?: for me)? is(?: in)?)\s+" + _PLACE, "home", requires=SELF_REFERENCE,
+              first_of="en-location"),
+    statement("location", r"(?i:\bi work as an?\s+[\w -]+?\s+in)\s+" + _PLACE, "work as", first_of="en-location"),
     # language
     statement("language", r"(?i:\bmy (?:native|first|mother) (?:language|tongue) is)\s+(?P<v>[A-Z][a-z]+)",
               ("language", "tongue"), requires=FIRST_PERSON, first_of="en-language"),
     statement("language", r"(?i:\bi speak)\s+(?P<v>[A-Z][a-z]+)", "speak", requires=FIRST_PERSON, first_of="en-language"),
+    statement("language", r"(?P<v>[A-Z][a-z]+) (?i:is my (?:native|first|mother) (?:language|tongue))",
+              ("language", "tongue"), first_of="en-language"),
     # a pen name
     statement("relation:pen_name", r"(?i:\bmy pen ?name is)\s+(?P<v>" + NAME_LATIN + r"(?:\s" + NAME_LATIN + r")?)",
               ("pen name", "penname"), kind=Kind.RELATION, first_of="pen_name"),
@@ -87,7 +128,7 @@ STATEMENTS = [
     statement("location", r"(?i:\b(?:we|i) moved to)\s+" + _PLACE, "moved to", supersedes=True),
     statement("location", r"(?i:\bbut i live in)\s+" + _PLACE, "but i live in"),
     statement("role", r"(?i:\bi (?:recently |just )?became an?)\s+(?P<v>[a-z][\w -]{2,40}?)(?=[,.;!]|$)", "became"),
-    statement("role", r"(?i:\bi work as an?)\s+(?P<v>[a-z][\w -]{2,40}?)(?=[,.;!]|$)", "work as"),
+    statement("role", r"(?i:\bi work as an?)\s+(?P<v>[a-z][\w -]{2,40}?)" + _ROLE_END, "work as"),
     statement("role", r"(?i:\bi(?:'m| am) an?)\s+(?P<v>[\w-]+ (?:student|teacher))\b", ("student", "teacher")),
     statement("role", r"(?i:\bi(?:'m| am) a)\s+(?P<v>[a-z]+ engineer) now\b", "engineer now"),
     # finance (sensitive)
