@@ -34,6 +34,7 @@ from .patterns import en as patterns_en
 from .patterns import zh as patterns_zh
 from .resolve import organization_entity_id, project_entity_id
 from .vocabulary import VOCABULARY
+from .zh_parts import read_sentence as read_chinese_parts
 
 RULES_VERSION = "rules-3"
 LANGUAGES = (patterns_zh, patterns_en)  # read in this order
@@ -88,6 +89,8 @@ class _Guarded:
 # named, those about the project after.
 _ABOUT_PEOPLE = {language: _Guarded(e for e in language.STATEMENTS if e.entity != "project") for language in LANGUAGES}
 _ABOUT_PROJECTS = {language: _Guarded(e for e in language.STATEMENTS if e.entity == "project") for language in LANGUAGES}
+_SPEAKER_ZH = re.compile(r"我|本人")
+_MOVED_HOME_ZH = re.compile(r"搬|迁|移居")  # a new place replaces the old one
 _EN_CLAUSE = re.compile(r",\s+|\s+and\s+(?=my\b|i\b|i'm\b)", re.I)
 
 
@@ -228,12 +231,24 @@ class _MessageReader:
         correction = bool(CORRECTION_MARKERS.search(text))
         languages = [language for language in LANGUAGES if language.SCRIPT.search(text)]
         matched: set[str] = set()  # the ``first_of`` groups a statement already matched
+        if patterns_zh in languages:
+            self._chinese_parts(sentence, plan=plan, correction=correction, matched=matched)
         for language in languages:
             self._statements(_ABOUT_PEOPLE[language], sentence, plan=plan, correction=correction, matched=matched)
         self._projects(sentence, plan=plan, correction=correction)
         self._preferences(sentence)
         for language in languages:  # read once the sentence's project is known
             self._statements(_ABOUT_PROJECTS[language], sentence, plan=plan, correction=correction, matched=matched)
+
+    def _chinese_parts(self, sentence: Span, *, plan: bool, correction: bool, matched: set[str]) -> None:
+        """Chinese statements by subject, verb and object (``zh_parts``), read before the
+        phrasings of ``patterns/zh.py``: a field found here is not looked for there."""
+        text = sentence.text
+        for part in read_chinese_parts(text, subject=bool(_SPEAKER_ZH.search(text))):
+            matched.add(f"zh-{part.field}")
+            moved = part.field == "location" and _MOVED_HOME_ZH.search(part.clause) is not None
+            self.emit_user(part.field, part.value, Span(part.clause), kind=Kind.PLAN if plan else Kind.FACT,
+                           supersedes=correction or moved)
 
     def _statements(self, statements: _Guarded, sentence: Span, *, plan: bool, correction: bool,
                     matched: set[str]) -> None:

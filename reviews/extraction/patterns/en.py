@@ -35,6 +35,7 @@ _OCCUPATION = (
     r"[a-z][a-z-]*(?:ist|ian|er|or|ant|ent|ic|wife|man|woman|chef|pilot|nurse|coach|clerk|agent|officer|cook|"
     r"guard|medic|lead|intern|sre|cto|ceo)\b"
 )
+OCCUPATION_HEAD = _OCCUPATION[_OCCUPATION.index("(?!"):]  # the last word alone
 # Where the phrase of a role ends: a place, an employer or the end of the clause.
 _ROLE_END = r"(?=\s+(?:living|based|located|in|at|for|from|with|who|and|by|since|now|here)\b|\s*[,.;!。，]|\s*$)"
 _ROLE_NOUNS = (

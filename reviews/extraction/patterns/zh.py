@@ -51,14 +51,14 @@ STATEMENTS = [
     statement("name", r"我是\s*(?P<v>(?!.{0,2}?" + _ROLE_NOUNS + r")(?:" + NAME_LATIN + r"|[" + SURNAMES + r"]"
               + _CJK + r"{1,2}))(?=[，,。.!！\s]|$)", "我是"),
     # role
-    statement("role", r"我是(?:一名|一个|一位|个|名)?(?P<v>[\u4e00-\u9fffA-Za-z]{0,8}?" + _ROLE_NOUNS + ")", "我是"),
-    statement("role", r"从事(?P<v>" + _CJK + r"{1,8}?(?:工作|行业))", "从事", requires=SELF),
-    statement("role", r"我的(?:职位|岗位|职业|工作)是\s*(?P<v>[\u4e00-\u9fffA-Za-z ]{2,16})", "我的"),
+    statement("role", r"我是(?:一名|一个|一位|个|名)?(?P<v>[\u4e00-\u9fffA-Za-z]{0,8}?" + _ROLE_NOUNS + ")", "我是", first_of="zh-role"),
+    statement("role", r"从事(?P<v>" + _CJK + r"{1,8}?(?:工作|行业))", "从事", requires=SELF, first_of="zh-role"),
+    statement("role", r"我的(?:职位|岗位|职业|工作)是\s*(?P<v>[\u4e00-\u9fffA-Za-z ]{2,16})", "我的", first_of="zh-role"),
     # where one works: a city, or a named organisation, and the role there
     statement("location", r"我在" + _PLACE_NAMED + _AT_WORK, "我在"),
     statement("name", r"我在(?P<v>(?:[A-Z][\u4e00-\u9fffA-Za-z0-9]{1,11}?|[\u4e00-\u9fffA-Za-z0-9]{0,10}?"
               + _ORG_SUFFIXES + r"))" + _AT_WORK, "我在", entity="organization", not_values=_NOT_ORGS),
-    statement("role", r"我在[\u4e00-\u9fffA-Za-z0-9]{2,12}?(?:做|当|担任)(?P<v>" + _ROLE_AT + ")", "我在"),
+    statement("role", r"我在[\u4e00-\u9fffA-Za-z0-9]{2,12}?(?:做|当|担任)(?P<v>" + _ROLE_AT + ")", "我在", first_of="zh-role"),
     # location
     statement("location", r"(?:之前|以前|原来)(?:住)?在" + _CJK + r"{2,6}?[，,、\s]*(?:现在|目前|如今)(?:长期|常驻|定居|住)?在"
               + _PLACE_LIVED, ("在",), requires=SELF, supersedes=True, first_of="zh-location"),
@@ -84,7 +84,7 @@ STATEMENTS = [
     statement("name", r"(?:叫我|称呼我)(?P<v>" + _CJK + r"{2,3}?)(?=就|吧|[，,。.!！\s]|$)", ("叫我", "称呼我")),
     statement("name", r"我姓" + _CJK + r"[，,]\s*叫(?P<v>" + _CJK + r"{2,3})", "我姓"),
     statement("role", r"我(?:现在|目前)?(?:是|担任)(?:一名|一个|一位|个|名)?(?P<v>" + _CJK
-              + r"{0,4}(?:总监|负责人|主管|经理|组长))", "我"),
+              + r"{0,4}(?:总监|负责人|主管|经理|组长))", "我", first_of="zh-role"),
     statement("location", r"我在(?P<v>" + _CJK + r"{2,6}?)生活", "生活"),
     # "我叫刘洋，在北京工作": a city the clause works in
     statement("location", r"(?:^|[，,]\s*)在" + _PLACE_NAMED + r"(?=工作|上班|生活)", "在", requires=SELF),
