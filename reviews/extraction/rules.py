@@ -95,7 +95,14 @@ _EN_CLAUSE = re.compile(r",\s+|\s+and\s+(?=my\b|i\b|i'm\b)", re.I)
 
 
 # --- Sentence and clause splitting ------------------------------------------------------
-_SENTENCE = re.compile(r"(?:[^。！？!?；;\n.]|\.(?![\s]|$))+(?:[。！？!?；;.]+|\n|$)")
+# A sentence ends at 。！？!?；, a ";" or "." before a space or the end, or a line break; not
+# at the dot of "Dr." or "e.g." (a title keeps its name) nor inside "TL;DR".
+_SENTENCE = re.compile(
+    r"(?:[^。！？!?；;\n.]|[.;](?![\s]|$)|(?:(?<=\bDr)|(?<=\bMr)|(?<=\bMs)|(?<=\bMx)|(?<=\bMrs)|(?<=\bProf)|(?<=\bSt))\.)+"
+    r"(?:[。！？!?；;.]+|\n|$)"
+)
+# What is quoted is someone else's words, however it is phrased: "The film opens with 'My name is …'".
+_QUOTED = re.compile(r"“[^”]*”|「[^」]*」|『[^』]*』|\"[^\"]*\"|(?<![A-Za-z])'[^'\n]*'(?![A-Za-z])")
 _CLAUSE_ZH = re.compile(r"[^，,：:]+")
 _STRIP = " \t\r\n。.!！,，;；:：、"
 
@@ -111,12 +118,31 @@ class Span:
 
 
 def _sentences(content: str) -> list[Span]:
+    quoted = [match.span() for match in _QUOTED.finditer(content)] if _QUOTES.search(content) else []
     spans = []
     for match in _SENTENCE.finditer(content):
-        text = match.group(0).strip()
-        if text.strip(_STRIP):
-            spans.append(Span(text))
+        for start, end in _outside(match.start(), match.end(), quoted):
+            text = content[start:end].strip()
+            if text.strip(_STRIP):
+                spans.append(Span(text))
     return spans
+
+
+_QUOTES = re.compile(r"[“「『\"']")
+
+
+def _outside(start: int, end: int, quoted: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The pieces of [start, end) outside every quoted region."""
+    pieces = []
+    for quote_start, quote_end in quoted:
+        if quote_end <= start or quote_start >= end:
+            continue
+        if quote_start > start:
+            pieces.append((start, quote_start))
+        start = max(start, quote_end)
+    if start < end:
+        pieces.append((start, end))
+    return pieces
 
 
 def _clauses(sentence: Span) -> list[Span]:

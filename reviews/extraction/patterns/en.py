@@ -13,7 +13,8 @@ _PLACE = r"(?P<v>[A-Z][\w.'-]+(?:[ ]+[A-Z][\w.'-]+){0,3})"
 _NAME = r"(?P<v>" + NAME_LATIN + ")"
 _NOT_A_LETTER = r"(?!" + LATIN_LETTER + r"|['’-])"
 _HONORIFIC = r"(?:Dr|Prof|Mr|Mrs|Ms|Mx|Miss|Sir|Dame)\.?"
-_NOT_NAMES = frozenset({"not", "just", "great", "fine", "good", "it", "the", "a", "an", "my", "our", "what", "how"})
+_NOT_NAMES = frozenset({"not", "just", "great", "fine", "good", "it", "the", "a", "an", "my", "our", "what", "how",
+                        "mr", "mrs", "ms", "mx", "dr", "prof", "miss", "sir", "dame"})
 # "I'm Not sure", "I am Based in…": capitalised words that are not names.
 _NOT_NAME_WORDS = (
     "Not", "Also", "Just", "Really", "So", "Very", "Going", "Trying", "Working", "Looking", "Sorry", "Glad",
@@ -32,7 +33,7 @@ _OCCUPATION = (
     r"(?:[A-Za-z][\w-]*\s+){0,3}?(?!(?:beginner|fan|user|member|customer|believer|lover|follower|reader|owner|"
     r"winner|loser|partner|newcomer|outsider|insider|foreigner|stranger|fighter|napper|gamer|dreamer|talker|"
     r"sleeper|eater|drinker|smoker|runner|walker|person|human|adult|minor|parent|mother|father|other)\b)"
-    r"[a-z][a-z-]*(?:ist|ian|er|or|ant|ent|ic|wife|man|woman|chef|pilot|nurse|coach|clerk|agent|officer|cook|"
+    r"\b[a-z-]*(?:ist|ian|er|or|ant|ent|ic|wife|man|woman|chef|pilot|nurse|coach|clerk|agent|officer|cook|"
     r"guard|medic|lead|intern|sre|cto|ceo)\b"
 )
 OCCUPATION_HEAD = _OCCUPATION[_OCCUPATION.index("(?!"):]  # the last word alone
@@ -50,7 +51,7 @@ _HEALTH = (
     r"diagnos\w*|migraine|blood pressure|hypertension|surgery|medication|chronic \w+|adhd|insulin)\b"
 )
 _LEGAL = (
-    r"(?i)\b(?:lawsuit|sued|suing|sue|court|attorney|litigation|settlement|custody|divorce|arbitration|"
+    r"(?i)\b(?:lawsuit|sued|suing|sue|court(?! interpreter| reporter| clerk)|attorney|litigation|settlement|custody|divorce|arbitration|"
     r"legal dispute|legal case|landlord dispute)\b"
 )
 NOT_AN_ORGANIZATION = ("a ", "an ", "some ")
@@ -60,11 +61,11 @@ STATEMENTS = [
     statement("health", _HEALTH, requires=FIRST_PERSON, takes=SENTENCE, first_of="health"),
     statement("legal_matter", _LEGAL, requires=FIRST_PERSON, takes=SENTENCE),
     # name
+    statement("name", r"(?i:(?<![A-Za-z])(?:i'm|i’m|i am|this is|call me))\s+" + _TITLED_NAME,
+              ("i'm", "i’m", "i am", "this is", "call me"), first_of="en-name"),
     statement("name", r"(?i:\bmy name is)\s+" + _FULL_NAME, "name", requires=FIRST_PERSON, confidence=EXPLICIT,
               first_of="en-name"),
     statement("name", r"(?i:\bcall me)\s+" + _FIRST_NAME, "call me", requires=FIRST_PERSON, first_of="en-name"),
-    statement("name", r"(?i:(?<![A-Za-z])(?:i'm|i’m|i am|this is|call me))\s+" + _TITLED_NAME,
-              ("i'm", "i’m", "i am", "this is", "call me"), first_of="en-name"),
     statement("name", r"(?i:(?<![A-Za-z])(?:i'm|i’m|i am))\s+" + _FULL_NAME + r"(?=\s*(?:[,.!;]|$))",
               ("i'm", "i’m", "i am"), requires=FIRST_PERSON, first_of="en-name"),
     statement("name", r"(?i:(?<![A-Za-z])(?:i'm|i’m|i am|this is))\s+" + _FIRST_NAME + r"\b",
@@ -121,6 +122,8 @@ STATEMENTS = [
               ("joined", "employed by"), entity="organization"),
     # more ways of giving a name, a role, a place
     statement("name", r"(?i:\bcall me)\s+" + _NAME + r"\b", "call me", not_values=_NOT_NAMES),
+    statement("name", r"^(?:(?i:hi|hello|hey)[,!]?\s+)?(?i:this is)\s+" + _FULL_NAME + r"\s+(?i:from|at|here|speaking)\b",
+              "this is", first_of="en-name"),
     statement("name", r"(?i:\bthis is)\s+" + _NAME + r"\s*[.!]?$", "this is", not_values=_NOT_NAMES),
     statement("name", r"(?i:\bmy name['’]s)\s+" + _NAME, ("name's", "name’s"), not_values=_NOT_NAMES),
     statement("location", r"(?i:\bliving in)\s+" + _PLACE, "living in"),
@@ -162,14 +165,17 @@ MARKERS = {
     "correction": r"^(?:correction|update|actually)\b",
     "moved": r"\b(?:moved|migrated|switched|changed|ported|upgraded)\b(?:[^.;]*?)\bto\b|\bnow (?:uses|runs on|on)\b",
     "past": r"\b(?:used to|previously|formerly)\b",
-    "uses": r"\b(?:uses?|using|runs? on|running on|built (?:on|with)|backed by|written in|powered by|on|with)\b",
+    "uses": r"\b(?:uses?|using|runs? on|running on|built (?:on|with)|backed by|written in|powered by|on|with|stores?|"
+            r"keeps?|picked|chose|went with)\b",
     "works_on": r"\bi\s+(?:work on|am working on|'m working on|lead|maintain|own|run|am responsible for)\b",
     "liking": r"\b(?:prefer|i like|favou?rite)\b",
     "favourite": r"\b(?:prefer|favou?rite)\b",
     "style": r"markdown|\b(?:bullet|short\b|shorter\b|concise|brief|detailed\b|examples?\b|tests?\b|comments?\b|steps\b|"
-             r"format|tone\b|formal\b|casual\b|english\b|chinese\b|german\b|type hints\b|plain language\b|emoji)",
+             r"format|tone\b|formal\b|casual\b|english\b|chinese\b|german\b|type hints\b|plain language\b|emoji|"
+             r"tables?\b|lists?\b|summary\b|tl;dr|diagrams?\b|sources\b|cite\b|commands?\b|units\b|metric\b|dates\b|"
+             r"yyyy|clock\b|paragraphs?\b|headings?\b|plain text\b|code samples?\b)",
     "request": r"\b(?:please|keep|always|never|prefer|(?:answer|reply|respond) in|answers|replies|responses|this time|"
-               r"from now on|don't|do not|avoid|skip)\b",
+               r"from now on|don't|do not|avoid|skip|give me|show|add|put|use|i'd rather|cite)\b",
     "one_off": r"\b(?:this time|today|for now|just for this|for this (?:one|answer|question|reply|conversation|chat)|"
                r"right now|this (?:reply|answer|response))\b",
     "request_lead": r"please|just this time|this time|for now|today|from now on|going forward|in future|in the future",
@@ -187,4 +193,7 @@ SKIP = [
     skip(r"(?i)^(?:he|she|they|his|her|their)\b"),
     # Hypotheticals: "If I moved to Tokyo", "Imagine I live in Oslo".
     skip(r"(?i)^(?:if|suppose|supposing|imagine|what if|assuming|hypothetically)\b"),
+    skip(r"(?i)\b(?:in another life|i'd be|i would be|i wish|if only|i dream of)\b"),
+    # Jokes: a statement that laughs at itself is not one to remember.
+    skip(r"(?i)\b(?:lol|lmao|rofl|haha\w*|jk)\b|😂|🤣|😅"),
 ]

@@ -109,8 +109,8 @@ STATEMENTS = [
 
 # "支付项目", "我负责的 Flask 迁移工程"; "项目使用 MySQL" means the project just named.
 PROJECT = ProjectNaming(
-    pattern=re.compile(r"(?P<name>[A-Za-z0-9.+_\- \u4e00-\u9fff]*?)(?P<kind>项目|工程)"),
-    guard=("项目", "工程"),
+    pattern=re.compile(r"(?P<name>[A-Za-z0-9.+_\- \u4e00-\u9fff]*?)(?P<kind>项目|工程|系统|平台|小程序)"),
+    guard=("项目", "工程", "系统", "平台", "小程序"),
     strip=("更新一下", "我们的", "我们", "我的", "我", "负责", "参与", "主导", "维护", "正在做", "在做", "做",
            "一个", "这个", "那个", "该", "的", "个", "目前", "现在", "主要", "上周", "这周", "了"),
     bare_means_current=True,
@@ -121,14 +121,14 @@ MARKERS = {
     "correction": r"更正|纠正一下|更新一下|补充更正",  # the sentence corrects what was said before
     "moved": r"(?:迁到|迁移到|迁移至|迁至|切到|切换到|换成|换到|改用|改成|转到|升级到|迁去)了?",  # what follows is the new value
     "past": r"原来|之前|以前|过去|曾经",
-    "uses": r"使用|用的是|采用|基于|跑在|部署在|用了|在用|用",
+    "uses": r"使用|用的是|采用|基于|跑在|部署在|用了|在用|用|存在|存到|存储在|存|拿",
     "works_on": r"(?:^|我|主要)\s*(?:负责|在做|正在做|参与|主导|维护)",
     "liking": r"喜欢|偏好|最爱",
     "favourite": r"最喜欢|偏好|更喜欢",  # a liking stated as a lasting preference
     # A quality of answers alone is not a preference ("帮我写测试" is a task): it needs a request.
     "style": r"短一|短点|简洁|简短|详细|简单|中文|英文|例子|示例|步骤|运行方式|类型注解|注释|测试|生产实践|格式|列表|要点|表格|语气|"
-             r"正式|口语",
-    "request": r"尽量|请|麻烦|回答|回复|写得|讲得|说得|以后|今后|总是|每次|始终|今天|这次|这一次|本次",
+             r"正式|口语|编号|来源|单位|结论|流程图|段|日期",
+    "request": r"尽量|请|麻烦|回答|回复|写得|讲得|说得|以后|今后|总是|每次|始终|今天|这次|这一次|本次|习惯|喜欢|给我|控制",
     "one_off": r"今天|这次|这一次|本次|此次|这回|今晚|暂时|这个问题",  # a request for this conversation only
     "request_lead": r"以后|今后|往后|从现在起|今天|这次|这一次|本次|此次|这回|今晚|暂时|麻烦|请你?|帮我|并且|而且|另外|还有",
     "self": r"我",  # trimmed off the front of a recorded clause
@@ -141,4 +141,7 @@ SKIP = [
     skip(r"^(?:他|她|他们|她们)"),
     # Hypotheticals: "如果我搬到北京", "假设我住在深圳".
     skip(r"^(?:如果|假如|假设|要是|万一|倘若|假使)"),
+    skip(r"梦想|想成为|希望成为|想当|下辈子"),
+    # Jokes: a statement that laughs at itself is not one to remember.
+    skip(r"哈哈|呵呵|笑死|😂|🤣|😅"),
 ]
