@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..models import Category, Kind, MemoryScope
+from ..policy.grounding import SourceMessage, grounding_flags
 from ..policy.pipeline import RELATION_PREFIX
 from ..policy.schema import DEFAULT_FIELDS
 from ..secrets import mask_secrets
@@ -216,10 +217,18 @@ class ItemOutcome:
     extra: list[CandidateInput] = field(default_factory=list)
     leaked: bool = False
     error: str = ""
+    # Candidates whose evidence is not a span of the (masked) message or does not support
+    # the value: the grounding check (reviews/grounding.py) would flag them for review.
+    ungrounded: int = 0
 
 
 def score_item(item: EvalItem, candidates: list[CandidateInput], *, error: str = "") -> ItemOutcome:
     outcome = ItemOutcome(item, candidates, error=error)
+    source = SourceMessage(role=item.target[0], content=mask_secrets(item.target[1]).text)
+    outcome.ungrounded = sum(
+        bool(grounding_flags(value=candidate.value, evidence=candidate.evidence, source=source))
+        for candidate in candidates
+    )
     unused = list(candidates)
     for expected in item.expect:
         hit = next((candidate for candidate in unused if _matches(expected, candidate)), None)
@@ -248,11 +257,12 @@ class Report:
     def as_dict(self) -> dict:
         total = Tally()
         breakdowns = {name: defaultdict(Tally) for name in ("by_field", "by_kind", "by_scope", "by_language")}
-        quiet_items = noisy_items = noise_candidates = leaks = errors = 0
+        quiet_items = noisy_items = noise_candidates = leaks = errors = ungrounded = 0
         for outcome in self.outcomes:
             language = outcome.item.language
             errors += bool(outcome.error)
             leaks += outcome.leaked
+            ungrounded += outcome.ungrounded
             for expected, _ in outcome.matched:
                 self._count(breakdowns, expected.field, expected.kind, expected.scope, language, "tp")
             for expected in outcome.missed:
@@ -279,6 +289,7 @@ class Report:
             "noise_candidates": noise_candidates,
             "quiet_items": quiet_items,
             "secret_leaks": leaks,
+            "ungrounded": ungrounded,
             "errors": errors,
             **{name: {key: tally.as_dict() for key, tally in sorted(table.items())} for name, table in breakdowns.items()},
         }

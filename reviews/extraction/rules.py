@@ -36,7 +36,7 @@ from .resolve import organization_entity_id, project_entity_id
 from .vocabulary import VOCABULARY
 from .zh_parts import read_sentence as read_chinese_parts
 
-RULES_VERSION = "rules-3"
+RULES_VERSION = "rules-4"
 LANGUAGES = (patterns_zh, patterns_en)  # read in this order
 
 
@@ -214,8 +214,9 @@ class _MessageReader:
 
     # -- emitting ----------------------------------------------------------------------
     def emit(self, *, entity_type, entity_id, field, value, evidence: Span, confidence=STATED,
-             entity_name="", kind=Kind.FACT, scope=MemoryScope.LONG_TERM, supersedes=False):
-        value = _clean(value)
+             entity_name="", kind=Kind.FACT, scope=MemoryScope.LONG_TERM, supersedes=False, as_named=False):
+        # A name from the vocabulary is stored as it is written there (".NET" keeps its dot).
+        value = value if as_named else _clean(value)
         if not value:
             return
         key = (entity_type, entity_id, field, normalize_value(value))
@@ -274,7 +275,7 @@ class _MessageReader:
             matched.add(f"zh-{part.field}")
             moved = part.field == "location" and _MOVED_HOME_ZH.search(part.clause) is not None
             self.emit_user(part.field, part.value, Span(part.clause), kind=Kind.PLAN if plan else Kind.FACT,
-                           supersedes=correction or moved)
+                           supersedes=correction or moved, confidence=EXPLICIT if part.explicit else STATED)
 
     def _statements(self, statements: _Guarded, sentence: Span, *, plan: bool, correction: bool,
                     matched: set[str]) -> None:
@@ -408,7 +409,7 @@ class _MessageReader:
         for mention in VOCABULARY.find(scope_text):
             self.emit(entity_type="project", entity_id=project.entity_id, entity_name=project.name,
                       field=mention.field, value=mention.name, evidence=sentence, confidence=confidence, kind=kind,
-                      supersedes=supersedes and mention.field == "database")
+                      supersedes=supersedes and mention.field == "database", as_named=True)
 
     # -- preferences -------------------------------------------------------------------
     def _preferences(self, sentence: Span) -> None:

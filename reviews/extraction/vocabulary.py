@@ -19,6 +19,7 @@ from .patterns import tech
 MAX_WORDS = 3
 # A name starts with a letter, a digit or a dot (".NET") and may hold . + # - (C++, F#, Node.js).
 _TOKEN = re.compile(r"[A-Za-z0-9.][A-Za-z0-9.+#_-]*")
+_WRITTEN = re.compile(r"[A-Za-z0-9.][A-Za-z0-9.+#_-]*(?: [A-Za-z0-9.][A-Za-z0-9.+#_-]*)*")
 # Lexers that are not a language a project is written in: sessions, logs, configuration
 # and template dialects, and names that are ordinary words ("Text", "Email", "Red").
 _NOT_LANGUAGES = re.compile(
@@ -46,7 +47,9 @@ class TechMention:
 def _pygments_languages() -> dict[str, str]:
     names = {}
     for name, _aliases, filenames, _mimetypes in get_all_lexers(plugins=False):
-        if (not filenames or len(name) < 2 or name.islower() or name in _ORDINARY_WORDS
+        if not _WRITTEN.fullmatch(name):
+            continue  # a name the tokens cannot spell ("Cap'n Proto") is never found
+        if (not filenames or len(name) < 2 or name.islower() or name in _ORDINARY_WORDS or len(name.split()) > MAX_WORDS
                 or _NOT_LANGUAGES.search(name)):
             continue
         names[name] = name

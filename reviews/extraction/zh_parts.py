@@ -35,6 +35,7 @@ _VERBS = (
     ("role_alone", re.compile(r"^(?:一名|一位)\s*")),  # "我是蒲俊杰，一名物流调度"
 )
 # Words that end an object: particles, times, adverbs, verbs that follow a place or a role.
+_EXPLICIT_NAME = re.compile(r"我(?:的名字)?叫|我的名字是")
 _STOP = frozenset(
     "了 的 地 得 着 过 吧 呢 啊 呀 嘛 哦 就 就行 啦 和 与 跟 及 并 这 那 这行 这一行 行业 很 都 也 还 又 再 "
     "已经 一直 平时 现在 目前 今年 去年 明年 之前 以前 以后 工作 生活 定居 落脚 上班 当 做 担任 干 从事 是 "
@@ -60,6 +61,8 @@ class Part:
     field: str
     value: str
     clause: str  # the clause, verbatim: the evidence
+    # "我叫…", "我的名字是…" leave no doubt (the policy may approve them itself); the rest is read.
+    explicit: bool = False
 
 
 def _object(rest: str) -> tuple[str, str]:
@@ -141,7 +144,8 @@ def _read_object(field: str, clause: str, match: re.Match) -> list[Part]:
     if not value:
         return []
     if field == "name":
-        return [Part("name", value, clause)] if _is_name(value) else []
+        explicit = bool(_EXPLICIT_NAME.match(match.group(0)))
+        return [Part("name", value, clause, explicit)] if _is_name(value) else []
     if field == "language":
         return [Part("language", value, clause)] if re.search(r"(?:语|话|文)$", value) else []
     if field == "location":

@@ -54,9 +54,14 @@ def _tokens(text: str) -> set[str]:
 
 def value_supported(value: str, evidence: str) -> bool:
     """The value shares a normalised token with the evidence (or its glossary reading)."""
-    wanted = _tokens(_REFERENCE.sub("", value or "").replace("-", " "))
+    bare = _REFERENCE.sub("", value or "")
+    wanted = _tokens(bare.replace("-", " "))
     if not wanted:
-        return False
+        # A name too short to make a token ("F#", "C", "R"): it must stand in the evidence
+        # as a word of its own.
+        folded = unicodedata.normalize("NFKC", bare).casefold().strip()
+        text = unicodedata.normalize("NFKC", evidence or "").casefold()
+        return bool(folded) and re.search(r"(?<!\w)" + re.escape(folded) + r"(?!\w)", text) is not None
     found = _tokens(evidence) | _tokens(project_entity_id(evidence).replace("-", " "))
     return bool(wanted & found)
 

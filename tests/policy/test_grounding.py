@@ -16,6 +16,8 @@ USER = SourceMessage("user", "我负责 Flask 迁移项目，项目使用 MySQL�
     ("project:billing", "我参与了计费项目"),  # the project-name glossary reads 计费 as billing
     ("前端开发", "我在字节跳动做前端开发"),
     ("keep answers short", "Please keep answers short"),
+    ("F#", "Our courier tracking system is powered by F#."),  # too short for a token: a word of its own
+    ("F#", "智能客服项目基于 F# 开发"),
 ])
 def test_a_value_the_evidence_states_is_supported(value, evidence):
     assert value_supported(value, evidence)
@@ -25,6 +27,8 @@ def test_a_value_the_evidence_states_is_supported(value, evidence):
     ("PostgreSQL", "项目使用 MySQL"),
     ("深圳", "我住在广州"),
     ("Berlin", ""),
+    ("F#", "We wrote it in F."),
+    ("R", "Our stack is React"),  # a letter inside a word is not the word
 ])
 def test_a_value_the_evidence_does_not_state_is_not(value, evidence):
     assert not value_supported(value, evidence)

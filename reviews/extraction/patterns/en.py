@@ -73,7 +73,8 @@ STATEMENTS = [
     statement("name", r"(?i:\bi go by|\b(?:people|everyone|friends) call me|^name['’]s)\s+" + _FIRST_NAME,
               ("go by", "call me", "name's", "name’s"), first_of="en-name"),
     # by position: "Keanu here, …", "Hey, Tenzin speaking."
-    statement("name", r"^(?:(?i:hi|hello|hey)[,!]?\s+)?" + _FULL_NAME + r"\s+(?i:here|speaking)\b",
+    # (a word in capitals is a signature or a shout, "ALICE here again", not an introduction)
+    statement("name", r"^(?:(?i:hi|hello|hey)[,!]?\s+)?(?![A-Z]{2,}\b)" + _FULL_NAME + r"\s+(?i:here|speaking)\b",
               ("here", "speaking"), first_of="en-name"),
     # role, and where: "a data engineer at Acme", "my job title is…"
     statement("role", r"(?i:\b(?:an?))\s+(?P<v>(?:[A-Za-z-]+\s+){0,3}?(?i:" + _ROLE_NOUNS + r"))\b", (" a ", " an "),

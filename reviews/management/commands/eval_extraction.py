@@ -58,7 +58,7 @@ class Command(BaseCommand):
               f"  expected {figures['expected']}  proposed {figures['proposed']}  errors {figures['errors']}")
         write(f"precision {figures['precision']:.3f}  recall {figures['recall']:.3f}  f1 {figures['f1']:.3f}"
               f"  noise {figures['noise_rate']:.3f} ({figures['noise_items']}/{figures['quiet_items']} items)"
-              f"  secret leaks {figures['secret_leaks']}")
+              f"  secret leaks {figures['secret_leaks']}  ungrounded {figures['ungrounded']}")
         for name in ("by_field", "by_kind", "by_scope", "by_language"):
             write("")
             write(f"{name[3:]:<22} {'tp':>4} {'fp':>4} {'fn':>4} {'prec':>6} {'recall':>6} {'f1':>6}")
