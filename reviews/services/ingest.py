@@ -27,6 +27,7 @@ from ..actors import SYSTEM, Actor
 from ..audit import EventDraft
 from ..domain import HISTORY_MESSAGES, SELF_ALIASES, CandidateInput, MessageInput
 from ..background import BackgroundLane, TaskName, publish_tasks, publisher, runs_in_process
+from ..scheduled import DueJobs
 from ..errors import InvalidInput
 from ..extraction import (
     ExtractionContext,
@@ -223,6 +224,8 @@ def messages_ingest(*, tenant: Tenant, messages: list[MessageInput], actor: Acto
 # --- Handing work to the workers -------------------------------------------------------------
 
 _in_process_extractor = BackgroundLane("extraction-in-process")
+# A failed attempt's retry waits here for its due time, not on the lane (reviews/scheduled.py).
+_in_process_retries = DueJobs("extraction-retries", _in_process_extractor)
 
 
 def extractions_enqueue(message_pks: list[int], *, wait: bool = False) -> int:
@@ -249,18 +252,27 @@ def extractions_enqueue(message_pks: list[int], *, wait: bool = False) -> int:
     return _publish(pks)
 
 
-def extractions_drain() -> None:
-    """Wait until what was handed to the background lanes has been published or extracted."""
+def extractions_drain(*, retries: bool = False) -> None:
+    """Wait until what was handed to the background lanes has been published or extracted;
+    ``retries``: and the in-process retries scheduled meanwhile, at their due times (the
+    demo waits for them; a test of one request need not wait out a backoff)."""
     publisher.drain()
     _in_process_extractor.drain()
+    if retries:
+        _in_process_retries.drain()
 
 
 def _extract_all(message_pks: list[int]) -> None:
+    """One attempt each, in order. A failed attempt's retry is scheduled for its due time:
+    the lane goes on with the messages behind it instead of sleeping through the backoff."""
     for pk in message_pks:
         try:
-            message_extract_until_settled(message_pk=pk)
+            outcome = message_extract(message_pk=pk)
         except Exception:  # noqa: BLE001 - the row stays pending; the sweep or a re-run retries it
             logger.exception("in-process extraction of message %s failed", pk)
+            continue
+        if outcome.retry_in is not None:
+            _in_process_retries.submit_in(outcome.retry_in, _extract_all, [pk])
 
 
 def _publish(message_pks: list[int]) -> int:
@@ -427,9 +439,12 @@ def message_extract_until_settled(*, message_pk: int, actor: Actor = SYSTEM, ext
 
 
 def _catch_up(message: Message, *, extractor: Extractor, actor: Actor) -> None:
+    # Not a message with a failed attempt on record: its retry is scheduled for its own due
+    # time, and asking the model again here would make every later message wait on it.
     earlier = list(
         Message.objects.select_related("subject__tenant")
-        .filter(subject=message.subject, extraction_status=ExtractionStatus.PENDING, created_at__lt=message.created_at)
+        .filter(subject=message.subject, extraction_status=ExtractionStatus.PENDING, created_at__lt=message.created_at,
+                extraction_attempts=0)
         .order_by("created_at", "pk")[:CATCH_UP_LIMIT]
     )
     for row in earlier:

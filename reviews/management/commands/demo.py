@@ -111,7 +111,7 @@ class Command(BaseCommand):
                 + (f", {result.paused} not kept (collection paused)" if result.paused else "")
             )
         # Background hand-offs (to the broker, or to an in-process model) finish before we report.
-        extractions_drain()
+        extractions_drain(retries=True)
 
     def _first_recalls(self, tenant: Tenant, key: ApiKey) -> None:
         """Each subject recalled once with the demo key, as an agent would through the recall
