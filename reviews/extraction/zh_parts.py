@@ -30,7 +30,7 @@ _VERBS = (
     ("location_of_work", re.compile(r"(?:^|我(?!们))(?:现在|目前|一直)?在\s*")),
     # The verb of being or doing follows its subject (我, 本人, or none: the clause before's),
     # perhaps a place (在…当), never a negation ("我不是产品经理").
-    ("role", re.compile(r"(?:^|我(?!们)|本人)(?:现在|目前|本职|平时|一直|也|还|的职业|的工作|是(?=做)|(?:现在|目前)?在\s*[^，,]{1,12}?)*"
+    ("role", re.compile(r"(?:^|我(?!们)|本人)(?:现在|目前|本职|平时|一直|也|还|的职业|的工作|的职位|的岗位|的头衔|的\s*title\s*|是(?=做)|(?:现在|目前)?在\s*[^，,]{1,12}?)*"
                         r"(?<![不没])(?:是|当|做|担任|干|从事)(?:一名|一位|一个|个|名|位)?\s*")),
     ("role_alone", re.compile(r"^(?:一名|一位)\s*")),  # "我是蒲俊杰，一名物流调度"
 )

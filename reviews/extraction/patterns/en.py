@@ -74,7 +74,8 @@ STATEMENTS = [
               ("go by", "call me", "name's", "name’s"), first_of="en-name"),
     # by position: "Keanu here, …", "Hey, Tenzin speaking."
     # (a word in capitals is a signature or a shout, "ALICE here again", not an introduction)
-    statement("name", r"^(?:(?i:hi|hello|hey)[,!]?\s+)?(?![A-Z]{2,}\b)" + _FULL_NAME + r"\s+(?i:here|speaking)\b",
+    statement("name", r"^(?:(?i:hi|hello|hey)(?i: there| all| everyone)?[,!]?\s+)?(?![A-Z]{2,}\b)" + _FULL_NAME
+              + r"\s+(?i:here|speaking)\b",
               ("here", "speaking"), first_of="en-name"),
     # role, and where: "a data engineer at Acme", "my job title is…"
     statement("role", r"(?i:\b(?:an?))\s+(?P<v>(?:[A-Za-z-]+\s+){0,3}?(?i:" + _ROLE_NOUNS + r"))\b", (" a ", " an "),
@@ -101,7 +102,8 @@ STATEMENTS = [
     # the parts: I + a verb of living or moving + in/to + a place
     statement("location", r"(?i:\b(?:i|we)(?:'ve|'m|'re| have| am| are)?\s+(?:(?:just|recently|currently|now|been|"
               r"finally|happily)\s+)*(?:live|living|reside|residing|stay|staying|settled|relocated|moved|based|located)"
-              r"(?:\s+down)?\s+(?:in|to))\s+" + _PLACE, (" in ", " to "), first_of="en-location"),
+              r"(?:\s+(?:down|out|over|back|away))?\s+(?:in|to))\s+" + _PLACE, (" in ", " to "), first_of="en-location"),
+    statement("location", r"(?i:\bi\s+(?:now\s+)?call)\s+" + _PLACE + r"\s+(?i:home)\b", "home", first_of="en-location"),
     statement("location", r"(?i:\b(?:living|based|located|residing|staying)\s+in)\s+" + _PLACE, (" in ",),
               requires=SELF_REFERENCE, first_of="en-location"),
     statement("location", r"(?i:\bhome(?: for me)? is(?: in)?)\s+" + _PLACE, "home", requires=SELF_REFERENCE,
@@ -113,6 +115,9 @@ STATEMENTS = [
     statement("language", r"(?i:\bi speak)\s+(?P<v>[A-Z][a-z]+)", "speak", requires=FIRST_PERSON, first_of="en-language"),
     statement("language", r"(?P<v>[A-Z][a-z]+) (?i:is my (?:native|first|mother) (?:language|tongue))",
               ("language", "tongue"), first_of="en-language"),
+    statement("language", r"(?i:\bi grew up speaking)\s+(?P<v>[A-Z][a-z]+)", "grew up", first_of="en-language"),
+    statement("language", r"(?P<v>[A-Z][a-z]+) (?i:is (?:what|the language) i grew up (?:speaking|with))", "grew up",
+              first_of="en-language"),
     # a pen name
     statement("relation:pen_name", r"(?i:\bmy pen ?name is)\s+(?P<v>" + NAME_LATIN + r"(?:\s" + NAME_LATIN + r")?)",
               ("pen name", "penname"), kind=Kind.RELATION, first_of="pen_name"),
@@ -167,7 +172,7 @@ MARKERS = {
     "moved": r"\b(?:moved|migrated|switched|changed|ported|upgraded)\b(?:[^.;]*?)\bto\b|\bnow (?:uses|runs on|on)\b",
     "past": r"\b(?:used to|previously|formerly)\b",
     "uses": r"\b(?:uses?|using|runs? on|running on|built (?:on|with)|backed by|written in|powered by|on|with|stores?|"
-            r"keeps?|picked|chose|went with)\b",
+            r"keeps?|picked|chose|went with|is (?:mostly|all|entirely|largely|basically|pure))\b",
     "works_on": r"\bi\s+(?:work on|am working on|'m working on|lead|maintain|own|run|am responsible for)\b",
     "liking": r"\b(?:prefer|i like|favou?rite)\b",
     "favourite": r"\b(?:prefer|favou?rite)\b",
