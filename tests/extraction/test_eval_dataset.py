@@ -25,6 +25,9 @@ PINNED = {
     "extraction_heldout.jsonl": {"precision": 1.0, "recall": 1.0, "f1": 1.0, "noise_rate": 0.0},
     "generalisation-dev.jsonl": {"precision": 1.0, "recall": 1.0, "f1": 1.0, "noise_rate": 0.0},
     "generalisation-test.jsonl": {"precision": 1.0, "recall": 0.995, "f1": 0.997, "noise_rate": 0.0},
+    # Hand-written, phrased unlike the templates: the first read for its misses, the second held out.
+    "extraction_fresh.jsonl": {"precision": 1.0, "recall": 0.884, "f1": 0.938, "noise_rate": 0.0},
+    "extraction_fresh_heldout.jsonl": {"precision": 1.0, "recall": 0.739, "f1": 0.85, "noise_rate": 0.0},
 }
 
 

@@ -12,6 +12,7 @@ import time
 import pytest
 
 from reviews.models import ExtractionStatus, Message
+from reviews.services.ingest import extractions_drain
 from tests.extraction.fake_openai import facts, message_of, raw, slow
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -76,8 +77,6 @@ def test_good_messages_are_extracted_while_a_bad_answer_waits_for_its_retry(
 
 
 def test_a_scheduled_retry_runs_at_its_due_time_and_extracts_once_the_model_behaves(llm_settings, fake_llm, ingest_client):
-    from reviews.services.ingest import extractions_drain
-
     llm_settings.MEMORY_EXTRACTION_RETRY_BASE_SECONDS = 0.3
     llm_settings.MEMORY_EXTRACTION_RETRY_MAX_SECONDS = 0.3
     fake_llm.answer(raw("{not json"))  # the first answer only; then well-formed ones
