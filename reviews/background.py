@@ -72,6 +72,7 @@ class TaskName(StrEnum):
     """
 
     PROJECT_SUBJECT = "reviews.tasks.project_subject"
+    EMBED_SUBJECT = "reviews.tasks.embed_subject"
     CARRY_OUT_FACT_DELETION = "reviews.tasks.carry_out_fact_deletion"
     AUDIT_EXPORT_RUN = "reviews.tasks.audit_export_run"
     EXTRACT_MESSAGE = "reviews.tasks.extract_message"

@@ -41,6 +41,7 @@ from langgraph.store.base import GetOp, PutOp, SearchOp
 from psycopg_pool import PoolTimeout
 
 from .background import TaskName, publish_tasks, publisher, runs_in_process, task
+from .embeddings.sync import schedule_embedding
 from .models import Cardinality, DeletionStatus, Fact, FactDeletion, FactStatus, MemoryScope, Sensitivity, Subject, Tenant
 
 logger = logging.getLogger(__name__)
@@ -77,7 +78,10 @@ def _publish_projection(subject_id: int) -> None:
 
 
 def schedule_projection(subject_id: int) -> None:
-    """Enqueue one projection per subject per transaction, however many facts changed."""
+    """Enqueue one projection per subject per transaction, however many facts changed.
+
+    The subject's embeddings follow the same changes (reviews/embeddings/sync.py)."""
+    schedule_embedding(subject_id)
     callback = _EnqueueProjection(subject_id)
     if connection.in_atomic_block and any(func == callback for _, func, _ in connection.run_on_commit):
         return

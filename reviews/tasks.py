@@ -2,6 +2,8 @@
 from celery import shared_task
 
 from . import publication
+from .embeddings.embedders import EmbedderUnavailable
+from .embeddings.sync import subject_embeddings_sync
 from .recall import partitions as recall_partitions, records as recall_records
 from .services import audit_export, deletions, ingest, retention
 
@@ -17,6 +19,19 @@ from .services import audit_export, deletions, ingest, retention
 )
 def project_subject(subject_id: int) -> None:
     publication.project_subject(subject_id)
+
+
+@shared_task(
+    acks_late=True,
+    # A remote embedder (openai:<model>) briefly unreachable: retry with backoff; until
+    # then recall ranks the subject's new facts lexically, and `manage.py embed` catches up.
+    autoretry_for=(EmbedderUnavailable,),
+    retry_backoff=5,
+    retry_backoff_max=300,
+    max_retries=6,
+)
+def embed_subject(subject_id: int) -> None:
+    subject_embeddings_sync(subject_id=subject_id)
 
 
 @shared_task(acks_late=True)

@@ -58,6 +58,7 @@ class DeletedCountsSerializer(serializers.Serializer):
     messages = serializers.IntegerField()
     recall_records = serializers.IntegerField()
     store_items = serializers.IntegerField()
+    embeddings = serializers.IntegerField()
     audit_values = serializers.IntegerField()
     export_files = serializers.IntegerField()
     dry_run_examples = serializers.IntegerField(help_text="Examples quoted in kept extraction dry-run reports.")

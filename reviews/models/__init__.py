@@ -22,6 +22,7 @@ from .choices import (
     Sensitivity,
     Source,
 )
+from .embeddings import FactEmbedding
 from .exports import AuditExport, ExportFormat, ExportStatus
 from .memory import Candidate, DecisionUndo, Entity, EntityAlias, Fact, FactVersion, Message, RecallRecord, SuppressedValue
 from .portal import FactDeletion, PortalLink
@@ -53,6 +54,7 @@ __all__ = [
     "ExtractorName",
     "Fact",
     "FactDeletion",
+    "FactEmbedding",
     "FactStatus",
     "FactVersion",
     "FieldDefinition",

@@ -66,6 +66,9 @@ COUNT_LABELS = {
     "messages": ngettext_lazy("chat message", "chat messages", "n"),
     "recall_records": ngettext_lazy("note of what the assistant looked up", "notes of what the assistant looked up", "n"),
     "store_items": ngettext_lazy("entry in the assistant's memory store", "entries in the assistant's memory store", "n"),
+    "embeddings": ngettext_lazy(
+        "search index entry the assistant finds memories by", "search index entries the assistant finds memories by", "n"
+    ),
     "audit_values": ngettext_lazy(
         "readable entry in our activity log (the log keeps only a fingerprint)",
         "readable entries in our activity log (the log keeps only fingerprints)",

@@ -44,6 +44,7 @@ from ..models import (
     Candidate,
     Entity,
     EntityAlias,
+    FactEmbedding,
     Fact,
     FactStatus,
     FactVersion,
@@ -78,6 +79,7 @@ DELETED_KEYS = (
     "messages",
     "recall_records",
     "store_items",
+    "embeddings",
     "audit_values",
     "export_files",
     "dry_run_examples",
@@ -276,6 +278,7 @@ def forget_facts(
     values = {fact.value for fact in facts} | set(versions.values_list("value", flat=True)) | set(extra_values)
     receipt.count("fact_versions", rows_deleted(versions))
     receipt.count("store_items", _projection_keys(facts))
+    receipt.count("embeddings", rows_deleted(FactEmbedding.objects.filter(fact_id__in=fact_ids)))
     receipt.count("facts", len(facts))
     events = transitions.facts_end(
         [fact for fact in facts if fact.status in LIVE_FACT_STATUSES],
@@ -498,6 +501,7 @@ def subject_erase(*, tenant: Tenant, user_id: str, actor: Actor) -> ErasureRecei
     receipt.count("store_items", _projection_keys(facts))
     receipt.count("fact_versions", rows_deleted(FactVersion.objects.filter(fact__subject=subject)))
     receipt.count("candidates", rows_deleted(Candidate.objects.filter(subject=subject)))
+    receipt.count("embeddings", rows_deleted(FactEmbedding.objects.filter(subject=subject)))
     receipt.count("facts", rows_deleted(Fact.objects.filter(subject=subject)))
     receipt.count("messages", rows_deleted(Message.objects.filter(subject=subject)))
 

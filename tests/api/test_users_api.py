@@ -42,7 +42,7 @@ def test_delete_by_field_returns_the_receipt(admin_client_key, memory, tenant):
     assert receipt["scope"] == {"user_id": USER, "thread_id": None, "entity": None, "field": "location"}
     assert receipt["deleted"]["facts"] == 1 and receipt["deleted"]["fact_versions"] == 2
     assert set(receipt["deleted"]) >= {
-        "facts", "fact_versions", "candidates", "messages", "recall_records", "store_items", "audit_values"
+        "facts", "fact_versions", "candidates", "messages", "recall_records", "store_items", "embeddings", "audit_values"
     }
     assert receipt["at"]
     event = AuditEvent.objects.filter(tenant_id=tenant.pk).order_by("-seq").first()
