@@ -195,6 +195,8 @@ def recall(arguments: dict) -> dict:
         user_id=data["user_id"],
         entities=tuple(tuple(ref.split(":", 1)) for ref in dict.fromkeys(data["entity"])),
         q=data["q"],
+        # With a query, only what bears on it (SPEC §5): the agent's context stays small.
+        relevant=bool(data["q"].strip()),
         thread_id=data["thread_id"],
         limit=data["limit"],
         channel=CHANNEL,
@@ -250,7 +252,8 @@ def build_server(*, public_url: str) -> MCPServer:
         description=(
             "Get the approved facts Memory Portal holds about a user. Returns the user's own "
             "facts and preferences by default; other entities (projects, organisations) only "
-            "when named in `entity` (e.g. ['project:flask-migration']) or matched by `query`. "
+            "when named in `entity` (e.g. ['project:flask-migration']). With `query`, only the facts "
+            "that bear on it, ranked by meaning in any language (none when nothing does). "
             "Thread-scoped facts come only with their `thread_id`. Each fact has entity_type, "
             "entity_id, field, value, confidence and version. Nothing unapproved is ever returned."
         ),

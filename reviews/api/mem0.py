@@ -335,7 +335,8 @@ class SearchApi(Mem0Api):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        user_id, result = self.recall_subject(data, q=data["query"], limit=data["top_k"])
+        # Relevant-only (SPEC §5): a search returns what bears on the query, not the default set.
+        user_id, result = self.recall_subject(data, q=data["query"], relevant=True, limit=data["top_k"])
         return Response({"results": memory_bodies(result.facts, user_id=user_id, scores=result.scores)})
 
 

@@ -39,6 +39,9 @@ class RecalledFactSerializer(serializers.Serializer):
     source_message_id = serializers.CharField(allow_blank=True)
     version = serializers.IntegerField()
     updated_at = serializers.DateTimeField()
+    score = serializers.FloatField(
+        required=False, help_text="Only with `explain=true` and `q`: the fact's relevance to `q`."
+    )
 
 
 class ExcludedFactSerializer(serializers.Serializer):
@@ -58,10 +61,11 @@ class RecallApi(ApiView):
     """The subject's published facts an agent may receive (SPEC §5), best first.
 
     Default: the subject's `user` entity and `preference` facts; other entities when named
-    (`entity`) or matched by `q`; thread-scoped facts only for their `thread_id`; sensitive
+    (`entity`) or when their relevance to `q` passes the threshold (`q` ranks by meaning,
+    across Chinese and English, and by words; `relevant=true` keeps only what bears on it); thread-scoped facts only for their `thread_id`; sensitive
     facts only with the `recall:sensitive` scope and `include_sensitive=true`. Every call
     is recorded; `recall_id` names the record. `explain=true` adds what was left out and
-    why, without values.
+    why, without values, and each fact's `score` when `q` is given.
     """
 
     required_scope = Scope.RECALL
@@ -83,6 +87,10 @@ class RecallApi(ApiView):
             help_text="Repeatable; only these fields are returned.",
         )
         q = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+        relevant = serializers.BooleanField(
+            required=False, default=False,
+            help_text="With `q`: only the facts that bear on it, near-duplicates folded; none when nothing does.",
+        )
         thread_id = IdentifierField(required=False, allow_blank=True, default="")
         include_sensitive = serializers.BooleanField(required=False, default=False)
         explain = serializers.BooleanField(required=False, default=False)
@@ -166,6 +174,7 @@ class RecallApi(ApiView):
             entities=tuple(tuple(ref.split(":", 1)) for ref in dict.fromkeys(data["entity"])),
             fields=tuple(dict.fromkeys(data["field"])),
             q=data["q"],
+            relevant=data["relevant"],
             thread_id=data["thread_id"],
             include_sensitive=data["include_sensitive"],
             explain=data["explain"],
@@ -182,4 +191,6 @@ class RecallApi(ApiView):
         body = {"recall_id": record.pk, "user_id": query.user_id, "facts": result.facts}
         if query.explain:
             body["excluded"] = result.excluded
+            if query.q:
+                body["facts"] = [{**fact, "score": score} for fact, score in zip(result.facts, result.scores)]
         return body

@@ -55,7 +55,9 @@ def score_candidates(
             score = cosines[i] + lexical_part
             passes = score >= threshold
         else:
-            score = lexical_part if lexical_weight else min(lex, 1.0)
+            # Without a query vector the lexical score is the whole score, unclipped, so
+            # the `none` embedder orders exactly as lexical recall always did.
+            score = lexical_part if query_vector is not None else lex
             passes = lex > 0
         scored.append(Scored(i, score, passes))
     return scored

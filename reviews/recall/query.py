@@ -24,6 +24,7 @@ from ..models import (
 from ..policy.normalize import normalize_text, slugify_entity_id
 from ..selectors.rows import utc_aware
 from .hotpath import prepared_cursor
+from .relevance import rank_by_relevance
 from .textmatch import QueryTerms, fallback_score, query_terms
 
 # --- Recall ---------------------------------------------------------------------------------
@@ -57,6 +58,9 @@ class RecallQuery:
     entities: tuple[tuple[str, str], ...] = ()
     fields: tuple[str, ...] = ()
     q: str = ""
+    # With `q`: only the facts whose relevance passes the threshold, near-duplicates
+    # folded (SPEC §5); nothing when nothing bears on the question.
+    relevant: bool = False
     thread_id: str = ""
     include_sensitive: bool = False
     explain: bool = False
@@ -79,6 +83,8 @@ class RecallQuery:
             extra["every_entity"] = True
         if self.channel:
             extra["channel"] = self.channel
+        if self.relevant:
+            extra["relevant"] = True
         return {
             **extra,
             "entity": [f"{t}:{i}" for t, i in self.entities],
@@ -229,21 +235,24 @@ def recall_select(
             reason = Exclusion.NOT_REQUESTED
         elif query.fact_ids and row.id not in query.fact_ids:
             reason = Exclusion.NOT_REQUESTED
-        elif (
+        else:
+            reason = None
+        in_default_set = (
             row.entity_type == RECALL_USER_ENTITY_TYPE
             or row.category == Category.PREFERENCE
             or row.named
-            or relevance > 0
             or query.every_entity
-            or query.fact_ids
-        ):
-            reason = None
-        else:
+            or bool(query.fact_ids)
+        )
+        if reason is None and not query.q.strip() and not in_default_set:
             reason = Exclusion.NOT_REQUESTED
         if reason is None:
-            chosen.append((relevance, row))
+            chosen.append((relevance, row, in_default_set))
         elif query.explain:
             excluded.append({"id": row.id, "reason": reason})
+
+    if query.q.strip():
+        return _ranked_by_relevance(query=query, chosen=chosen, excluded=excluded, using=using)
 
     chosen.sort(
         key=lambda item: (
@@ -258,13 +267,57 @@ def recall_select(
         )
     )
     if query.explain:
-        excluded.extend({"id": row.id, "reason": Exclusion.LIMIT} for _, row in chosen[query.limit :])
+        excluded.extend({"id": row.id, "reason": Exclusion.LIMIT} for _, row, _ in chosen[query.limit :])
         excluded.sort(key=lambda item: item["id"])
     chosen = chosen[: query.limit]
     return RecallResult(
-        facts=[_recalled_fact(row) for _, row in chosen],
+        facts=[_recalled_fact(row) for _, row, _ in chosen],
         excluded=excluded,
-        scores=[relevance for relevance, _ in chosen],
+        scores=[relevance for relevance, _, _ in chosen],
+    )
+
+
+def _recall_order(item) -> tuple:
+    """Recall's order without `q`: the user first, categories as SPEC §1 lists them, newest."""
+    row = item[1]
+    return (
+        row.entity_type != RECALL_USER_ENTITY_TYPE,
+        _RECALL_CATEGORY_ORDER.get(row.category, len(_RECALL_CATEGORY_ORDER)),
+        row.entity_type,
+        row.entity_id,
+        row.field,
+        -row.updated_at.timestamp(),
+        row.id,
+    )
+
+
+def _ranked_by_relevance(*, query: RecallQuery, chosen: list, excluded: list, using: str) -> RecallResult:
+    """`q`'s ranking by meaning and words (reviews/embeddings/recall.py): facts outside the
+    default set join only when their relevance passes the threshold; `limit` cuts after."""
+    chosen.sort(key=_recall_order)  # ties in relevance keep recall's usual order
+    candidates = [
+        {"id": row.id, "entity_type": row.entity_type, "field": row.field, "value": row.value,
+         "entity_name": row.display_name, "lexical": lexical, "default": in_default_set}
+        for lexical, row, in_default_set in chosen
+    ]
+    ranked = rank_by_relevance(
+        q=query.q, candidates=candidates, relevant=query.relevant, limit=len(candidates), using=using
+    )
+    if query.relevant:
+        ranked = ranked[: query.limit]
+    kept = {scored.index for scored in ranked[: query.limit]}
+    if query.explain:
+        beyond = {scored.index for scored in ranked[query.limit :]}
+        for index, (_, row, _) in enumerate(chosen):
+            if index not in kept:
+                reason = Exclusion.LIMIT if index in beyond else Exclusion.NOT_REQUESTED
+                excluded.append({"id": row.id, "reason": reason})
+        excluded.sort(key=lambda item: item["id"])
+    top = ranked[: query.limit]
+    return RecallResult(
+        facts=[_recalled_fact(chosen[scored.index][1]) for scored in top],
+        excluded=excluded,
+        scores=[round(scored.score, 6) for scored in top],
     )
 
 
