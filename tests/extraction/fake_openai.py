@@ -14,10 +14,19 @@ real. Each request takes the next scripted step; with the script empty it answer
 
 ``responder``, when set, answers instead of ``{"facts": []}`` once the script is empty: it
 gets the message being extracted and returns a step.
+
+``POST /embeddings`` answers with :func:`stub_embedding` of each input (a deterministic
+bag of hashed words and character pairs, so texts that share words are close), in the
+encoding the client asked for (the OpenAI client asks for base64 floats by default);
+``embedding_failures`` scripted HTTP errors come first.
 """
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+import re
+import struct
 import threading
 import time
 from collections import deque
@@ -59,6 +68,38 @@ def fact(field, value, evidence, *, entity_type="user", entity_id="me", confiden
     }
 
 
+STUB_DIMENSIONS = 64
+
+
+def stub_embedding(text: str) -> list[float]:
+    """Words and CJK character pairs hashed into 64 dimensions, unit length."""
+    text = text.casefold()
+    grams = re.findall(r"[a-z0-9]+", text)
+    cjk = "".join(re.findall(r"[\u4e00-\u9fff]", text))
+    grams += [cjk[i : i + 2] for i in range(max(len(cjk) - 1, 0))]
+    vector = [0.0] * STUB_DIMENSIONS
+    for gram in grams:
+        digest = hashlib.sha256(gram.encode()).digest()
+        vector[digest[0] % STUB_DIMENSIONS] += 1.0 if digest[1] % 2 else -1.0
+    norm = sum(v * v for v in vector) ** 0.5 or 1.0
+    return [v / norm for v in vector]
+
+
+def embeddings_answer(body: dict) -> dict:
+    inputs = body.get("input")
+    inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
+    data = []
+    for index, text in enumerate(inputs):
+        vector = stub_embedding(str(text))
+        if body.get("encoding_format") == "base64":
+            encoded = base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
+            data.append({"object": "embedding", "index": index, "embedding": encoded})
+        else:
+            data.append({"object": "embedding", "index": index, "embedding": vector})
+    return {"object": "list", "data": data, "model": body.get("model", "test"),
+            "usage": {"prompt_tokens": 1, "total_tokens": 1}}
+
+
 def message_of(body: dict) -> str:
     """The message the extractor asked about (between the prompt's <<< and >>>)."""
     prompt = "\n".join(str(m.get("content") or "") for m in body.get("messages", []))
@@ -69,6 +110,7 @@ def message_of(body: dict) -> str:
 class SeenRequest:
     at: float
     body: dict
+    path: str = ""
 
     @property
     def prompt(self) -> str:
@@ -82,6 +124,7 @@ class FakeOpenAI:
     lock: threading.Lock = field(default_factory=threading.Lock)
     server: ThreadingHTTPServer | None = None
     responder: object = None
+    embedding_failures: int = 0
 
     @property
     def url(self) -> str:
@@ -113,7 +156,14 @@ class FakeOpenAI:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with fake.lock:
-                    fake.requests.append(SeenRequest(time.monotonic(), body))
+                    fake.requests.append(SeenRequest(time.monotonic(), body, self.path))
+                if self.path.rstrip("/").endswith("/embeddings"):
+                    with fake.lock:
+                        failing = fake.embedding_failures > 0
+                        fake.embedding_failures -= failing
+                    if failing:
+                        return self._send(500, {"error": {"message": "scripted failure", "type": "server_error"}})
+                    return self._send(200, embeddings_answer(body))
                 try:
                     self._respond(fake._next_step(body), body)
                 except (BrokenPipeError, ConnectionResetError):
@@ -171,3 +221,11 @@ class FakeOpenAI:
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()
+
+
+if __name__ == "__main__":
+    # A stub endpoint for `eval_recall --embedder openai:<model>` by hand:
+    # python -m tests.extraction.fake_openai, then OPENAI_BASE_URL=<the printed url>.
+    stub = FakeOpenAI().start()
+    print(stub.url, flush=True)
+    threading.Event().wait()
