@@ -111,7 +111,6 @@ class Report:
     overall: Tally = field(default_factory=Tally)
     by_lang: dict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
     by_kind: dict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
-    cross: Tally = field(default_factory=Tally)
     relevant: Tally = field(default_factory=Tally)  # answerable questions, relevant mode
     unrelated: int = 0
     unrelated_empty: int = 0  # unrelated questions that got nothing in relevant mode
@@ -123,7 +122,7 @@ class Report:
             **self.overall.as_dict(),
             "by_lang": {pair: tally.as_dict() for pair, tally in sorted(self.by_lang.items())},
             "by_kind": {kind: tally.as_dict() for kind, tally in sorted(self.by_kind.items())},
-            "cross_language": self.cross.as_dict(),
+            "cross_language": self.by_kind[Kind.CROSS].as_dict(),
             "relevant_mode": self.relevant.as_dict(),
             "unrelated": self.unrelated,
             "unrelated_empty_when_relevant": self.unrelated_empty,
@@ -141,7 +140,7 @@ def query_kind(query: dict, expected_fact_text: str, fact_language: str) -> str:
     return Kind.LEXICAL if fallback_score(expected_fact_text, query_terms(query["q"])) > 0 else Kind.PARAPHRASE
 
 
-def _lexical_haystack(fact: dict) -> str:
+def lexical_haystack(fact: dict) -> str:
     # What recall's fallback scores against (reviews/selectors.py): value, field, entity id and name.
     return " ".join((fact["value"], fact["field"], fact["entity_id"], fact.get("entity_name", "")))
 
@@ -162,7 +161,7 @@ def evaluate(
             common = dict(
                 query_vector=query_vector,
                 vectors=[vectors[i] for i in allowed],
-                lexical=[fallback_score(_lexical_haystack(facts[i]), terms) for i in allowed],
+                lexical=[fallback_score(lexical_haystack(facts[i]), terms) for i in allowed],
                 in_default_set=[_in_default_set(facts[i]) for i in allowed],
                 threshold=embedder.threshold,
                 lexical_weight=embedder.lexical_weight,
@@ -183,11 +182,9 @@ def evaluate(
             expected = next(i for i, f in enumerate(facts) if f["value"] == expect[0])
             fact_language = text_language(facts[expected]["value"])
             pair = f"{text_language(query['q'])}->{fact_language}"
-            kind = query_kind(query, _lexical_haystack(facts[expected]), fact_language)
+            kind = query_kind(query, lexical_haystack(facts[expected]), fact_language)
             for tally in (report.overall, report.by_lang[pair], report.by_kind[kind]):
                 tally.add(ranked, expect)
-            if kind == Kind.CROSS:
-                report.cross.add(ranked, expect)
             report.relevant.add(relevant, expect)
         if progress:
             progress(1)

@@ -1,0 +1,96 @@
+"""`manage.py eval_recall` (SPEC §8) on the shipped recall set: its shape, its fixed split,
+and the figures the held-aside part must reach with the local embedder."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from reviews.embeddings.evaluation import Kind, Part, held_aside, lexical_haystack, load_items, query_kind
+from reviews.embeddings.text import text_language
+from reviews.textmatch import fallback_score, query_terms
+
+DATASET = Path(__file__).resolve().parents[2] / "reviews/fixtures/eval/recall_eval.jsonl"
+HELD_ASIDE = ["subject-01", "subject-02", "subject-07", "subject-08", "subject-12", "subject-15", "subject-22"]
+
+
+def items(part=Part.ALL):
+    return load_items(DATASET.read_text(encoding="utf-8").splitlines(), part)
+
+
+def test_the_set_is_large_enough_and_covers_what_it_must():
+    every = items()
+    queries = [query for item in every for query in item["queries"]]
+    assert len(every) >= 20 and len(queries) >= 200
+    kinds = {query.get("kind") for query in queries}
+    assert {"guard", "unrelated"} <= kinds
+    forbidden_kinds = {
+        ("sensitive" if f.get("sensitivity") else "thread" if f.get("scope") else "pending")
+        for item in every for f in item["facts"] if f.get("sensitivity") or f.get("scope") or f.get("status")
+    }
+    assert forbidden_kinds == {"sensitive", "thread", "pending"}
+
+
+def test_the_split_is_pinned():
+    assert [item["id"] for item in items(Part.HELD_ASIDE)] == HELD_ASIDE
+    assert all(held_aside(item_id) for item_id in HELD_ASIDE)
+    assert len(items(Part.TUNING)) + len(HELD_ASIDE) == len(items())
+
+
+def test_the_builder_regenerates_the_shipped_set():
+    built = subprocess.run(
+        [sys.executable, str(DATASET.parent / "make_recall_eval.py")], capture_output=True, text=True, check=True
+    ).stdout
+    assert built == DATASET.read_text(encoding="utf-8")
+
+
+def test_paraphrases_share_no_word_with_their_fact():
+    paraphrases = 0
+    for item in items():
+        for query in item["queries"]:
+            if not query["expect"]:
+                continue
+            fact = next(f for f in item["facts"] if f["value"] == query["expect"][0])
+            if query_kind(query, lexical_haystack(fact), text_language(fact["value"])) == Kind.PARAPHRASE:
+                paraphrases += 1
+                assert fallback_score(lexical_haystack(fact), query_terms(query["q"])) == 0
+    assert paraphrases >= 40
+
+
+def test_lexical_only_prints_figures_and_json(capsys):
+    call_command("eval_recall", str(DATASET), embedder="none", part=Part.HELD_ASIDE, as_json=True)
+    out = capsys.readouterr().out
+    figures = json.loads(out.strip().splitlines()[-1])
+    assert figures["embedder"] == "none:0" and figures["queries"] == 42
+    assert set(figures) >= {"recall_at_1", "recall_at_3", "recall_at_5", "mrr", "by_lang"}
+    assert figures["forbidden_leaks"] == 0 and "en->zh" in figures["by_lang"]
+
+
+def test_the_local_embedder_reaches_its_targets_on_the_held_aside_part(capsys):
+    call_command("eval_recall", str(DATASET), embedder="none", part=Part.HELD_ASIDE, as_json=True)
+    lexical = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    call_command("eval_recall", str(DATASET), embedder="local", part=Part.HELD_ASIDE, as_json=True)
+    local = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+    assert local["recall_at_3"] >= 0.85
+    assert local["cross_language"]["recall_at_3"] >= 0.75
+    assert local["by_kind"]["paraphrase"]["recall_at_3"] >= lexical["by_kind"]["paraphrase"]["recall_at_3"] + 0.3
+    assert local["forbidden_leaks"] == 0
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [({"embedder": "word2vec"}, "Unknown embedder"), ({"embedder": "openai:"}, "Unknown embedder")],
+)
+def test_a_bad_embedder_is_refused(options, message):
+    with pytest.raises(CommandError, match=message):
+        call_command("eval_recall", str(DATASET), **options)
+
+
+def test_a_malformed_set_is_refused(tmp_path):
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"id": "x", "facts": []}\nnot json\n', encoding="utf-8")
+    with pytest.raises(CommandError, match="line 1"):
+        call_command("eval_recall", str(broken), embedder="none")
