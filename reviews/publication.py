@@ -41,6 +41,7 @@ from langgraph.store.base import GetOp, PutOp, SearchOp
 from psycopg_pool import PoolTimeout
 
 from .background import TaskName, publish_tasks, publisher, runs_in_process, task
+from .embeddings.store import loadable_sqlite3, sqlite_connect, store_index
 from .embeddings.sync import schedule_embedding
 from .models import Cardinality, DeletionStatus, Fact, FactDeletion, FactStatus, MemoryScope, Sensitivity, Subject, Tenant
 
@@ -95,7 +96,7 @@ TRANSIENT_STORE_ERRORS = (
     psycopg.OperationalError,
     PoolTimeout,
     sqlite3.OperationalError,
-)
+) + ((loadable_sqlite3.OperationalError,) if loadable_sqlite3 else ())
 
 # --- The store ------------------------------------------------------------------------------
 
@@ -162,7 +163,9 @@ def _connect_store():
 
         if location != ":memory:":
             Path(location).parent.mkdir(parents=True, exist_ok=True)
-        store = SqliteStore(sqlite3.connect(location, check_same_thread=False, isolation_level=None))
+        # Indexed with the configured embedder (sqlite-vec), so agents search by meaning;
+        # PostgresStore stays without one: pgvector is not assumed (docs/scaling.md).
+        store = SqliteStore(sqlite_connect(location), index=store_index())
     return store
 
 
@@ -357,8 +360,11 @@ def compare(desired: Items, stored: Items) -> Drift:
 
 
 def _write(store, desired: Items, drift: Drift) -> None:
-    ops = [PutOp(namespace, key, desired[(namespace, key)], index=False) for namespace, key in drift.missing]
-    ops += [PutOp(namespace, key, desired[(namespace, key)], index=False) for namespace, key in drift.changed]
+    # An indexed store (reviews/embeddings/store.py) embeds each item it is given, so
+    # agents search by meaning; `False` tells any other store there is nothing to embed.
+    index = None if getattr(store, "index_config", None) else False
+    ops = [PutOp(namespace, key, desired[(namespace, key)], index=index) for namespace, key in drift.missing]
+    ops += [PutOp(namespace, key, desired[(namespace, key)], index=index) for namespace, key in drift.changed]
     ops += [PutOp(namespace, key, None) for namespace, key in drift.extra]
     for start in range(0, len(ops), STORE_WRITE_BATCH):
         store.batch(ops[start : start + STORE_WRITE_BATCH])

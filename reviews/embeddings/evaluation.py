@@ -122,7 +122,7 @@ class Report:
             **self.overall.as_dict(),
             "by_lang": {pair: tally.as_dict() for pair, tally in sorted(self.by_lang.items())},
             "by_kind": {kind: tally.as_dict() for kind, tally in sorted(self.by_kind.items())},
-            "cross_language": self.by_kind[Kind.CROSS].as_dict(),
+            "cross_language": self.by_kind.get(Kind.CROSS, Tally()).as_dict(),
             "relevant_mode": self.relevant.as_dict(),
             "unrelated": self.unrelated,
             "unrelated_empty_when_relevant": self.unrelated_empty,
