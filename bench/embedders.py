@@ -27,7 +27,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_portal.settings")
 django.setup()
 
 from reviews.embeddings.embedders import Embedder, UniversalSentenceEncoder, embedder_for  # noqa: E402
-from reviews.embeddings.evaluation import Part, evaluate, load_items  # noqa: E402
+from reviews.recall.evaluation import Part, evaluate, load_items  # noqa: E402
 
 DATASET = Path(__file__).resolve().parent.parent / "reviews/fixtures/eval/recall_eval.jsonl"
 QUERIES = ["what cuisine do they enjoy", "他是做什么工作的", "which storage engine backs Search Platform",

@@ -32,7 +32,7 @@ class Embedder:
     name = ""
     version = ""
     threshold = 0.0
-    # How much a lexical hit (reviews/textmatch.py's share of query terms, ≤ 1) adds to
+    # How much a lexical hit (reviews/recall/textmatch.py's share of query terms, ≤ 1) adds to
     # the similarity: enough to lift an exact word match above a loose paraphrase.
     lexical_weight = 0.0
 

@@ -2,7 +2,7 @@
 
 Given the facts the recall policy already allows (sensitive, other-thread and unpublished
 facts never reach this module), their vectors where they have one, and each one's lexical
-score (reviews/textmatch.py, plus ts_rank on PostgreSQL):
+score (reviews/recall/textmatch.py, plus ts_rank on PostgreSQL):
 
     score = cosine(query, fact) + lexical_weight × min(lexical, 1)
 

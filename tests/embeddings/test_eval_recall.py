@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from reviews.embeddings.evaluation import Kind, Part, held_aside, lexical_haystack, load_items, query_kind
+from reviews.recall.evaluation import Kind, Part, held_aside, lexical_haystack, load_items, query_kind
 from reviews.embeddings.text import text_language
-from reviews.textmatch import fallback_score, query_terms
+from reviews.recall.textmatch import fallback_score, query_terms
 
 DATASET = Path(__file__).resolve().parents[2] / "reviews/fixtures/eval/recall_eval.jsonl"
 HELD_ASIDE = ["subject-01", "subject-02", "subject-07", "subject-08", "subject-12", "subject-15", "subject-22"]

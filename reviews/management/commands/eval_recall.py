@@ -4,7 +4,7 @@ Writes nothing to the database: each item's facts are held in memory and ranked 
 ranks them. Prints a progress bar (stderr), recall@1/@3/@5 and MRR overall, by language
 pair (query language → fact language) and by kind (lexical, paraphrase, cross-language),
 relevant mode's figures and the guard checks; ``--json`` adds one object on the last line.
-``--part`` picks the tuning part or the held-aside part (reviews/embeddings/evaluation.py).
+``--part`` picks the tuning part or the held-aside part (reviews/recall/evaluation.py).
 Exits non-zero when a forbidden fact came back.
 """
 import json
@@ -14,7 +14,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from reviews.embeddings.embedders import EmbedderUnavailable, embedder_for
-from reviews.embeddings.evaluation import Part, evaluate, load_items
+from reviews.recall.evaluation import Part, evaluate, load_items
 from reviews.management.progress import ProgressBar
 
 

@@ -2,8 +2,8 @@
 
 Each item's facts are held in memory; the recall policy's filters are applied as recall
 applies them (sensitive facts are not asked for, a thread-scoped fact only in its thread,
-only published facts), then the same ranking as recall (reviews/embeddings/ranking.py)
-orders what is left. Lexical relevance here is the portable part (reviews/textmatch.py);
+only published facts), then the same ranking as recall (reviews/embeddings/ranking.py, through reviews/recall/relevance.py)
+orders what is left. Lexical relevance here is the portable part (reviews/recall/textmatch.py);
 PostgreSQL's ts_rank is added in production on top.
 
 The set is split by a fixed seed into a tuning part and a held-aside part
@@ -17,10 +17,10 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..textmatch import fallback_score, query_terms
-from .embedders import Embedder
-from .ranking import rank
-from .text import Lang, fact_text, text_language
+from ..embeddings.embedders import Embedder
+from ..embeddings.ranking import rank
+from ..embeddings.text import Lang, fact_text, text_language
+from .textmatch import fallback_score, query_terms
 
 SPLIT_SEED = "recall-eval-2026"
 HELD_ASIDE_SHARE = 3  # one item in three
@@ -141,7 +141,7 @@ def query_kind(query: dict, expected_fact_text: str, fact_language: str) -> str:
 
 
 def lexical_haystack(fact: dict) -> str:
-    # What recall's fallback scores against (reviews/selectors.py): value, field, entity id and name.
+    # What recall's fallback scores against (reviews/recall/query.py): value, field, entity id and name.
     return " ".join((fact["value"], fact["field"], fact["entity_id"], fact.get("entity_name", "")))
 
 
