@@ -11,8 +11,8 @@ from reviews.actors import Actor
 from reviews.embeddings.embedders import embedder_for
 from reviews.embeddings.sync import text_digest, text_of
 from reviews.models import AuditAction, AuditEvent, Fact, FactEmbedding
-from reviews.services.erasure import facts_delete, subject_erase
-from reviews.services.facts import fact_delete, fact_edit
+from reviews.services.erasure import fact_delete, facts_delete, subject_erase
+from reviews.services.facts import fact_edit
 from reviews.services.retention import retention_sweep
 
 pytestmark = pytest.mark.django_db
