@@ -13,8 +13,10 @@
    left to empty the stream, and the records it wrote are set beside the recalls wrk
    counted as answered (nothing lost: written >= answered).
 3. Drives them with wrk (Debian package `wrk`), the same connections and duration,
-   alternating floor, recall and recall with asynchronous commit for a few rounds;
-   random subjects and fact ids.
+   alternating floor, recall, recall with a natural-language `q` (an agent's own
+   questions, English and Chinese, ranked by meaning: every seeded fact has its
+   embedding, ``--no-q`` leaves this out) and recall with asynchronous commit for a few
+   rounds; random subjects and fact ids.
 4. With ``--baseline REF`` (a commit, branch or tag), the same again for the code of REF:
    a temporary git worktree of REF, served by identical servers (same interpreter and
    packages, same database, its own gunicorn.conf.py), its slices alternated with the
@@ -30,6 +32,7 @@ same server as recall, so the ratio compares the two under one configuration.
         [--workers N --worker-class gthread --threads T]
 
 Targets (issue 17; issue 6 asked for 50%): recall throughput at least 70% of the floor's;
+recall with `q` at most 1.5x plain recall's p50, round by round (issue 42);
 recall p99 under 25 ms at 16 connections in every slice, checked for both commit modes. Every recall writes its recall record,
 as in production.
 """
@@ -47,6 +50,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from urllib.parse import quote
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,6 +77,7 @@ FACT_TEMPLATE = [
 
 WRK_SCRIPT = """
 local mode, top, key = "%(mode)s", %(top)d, "%(key)s"
+local questions = {%(questions)s}
 local counter = 0
 function setup(thread) thread:set("seed", counter); counter = counter + 1 end
 function init(args) math.randomseed(os.time() + seed * 7919) end
@@ -82,6 +87,9 @@ function request()
     return wrk.format("GET", "/bench/floor?id=" .. n)
   end
   local path = "/api/v1/recall?user_id=user-" .. n
+  if mode == "recall_q" then
+    return wrk.format("GET", path .. "&q=" .. questions[(n %% #questions) + 1], {["Authorization"] = "Bearer " .. key})
+  end
   if n %% 4 == 0 then path = path .. "&q=postgres%%20database" end
   if n %% 4 == 1 then path = path .. "&entity=project:project-" .. (n %% 1000) end
   return wrk.format("GET", path, {["Authorization"] = "Bearer " .. key})
@@ -93,6 +101,52 @@ function done(summary, latency, requests)
     latency:percentile(99), e.connect + e.read + e.write + e.timeout, e.status))
 end
 """
+
+
+def seed_embeddings() -> None:
+    """Every seeded fact's embedding, as the background task would have made it.
+
+    The seeded facts repeat a few texts (the template's values, a thousand project names),
+    so each distinct text is embedded once and the vectors are copied to every fact in SQL.
+    2 KB a fact: a million facts take about 2 GB.
+    """
+    from django.db import connection
+
+    from reviews.embeddings.embedders import configured_embedder
+    from reviews.embeddings.sync import text_digest
+    from reviews.embeddings.text import fact_text
+    from reviews.models import FactEmbedding
+    from reviews.models.embeddings import vector_to_bytes
+
+    embedder = configured_embedder()
+    if not embedder.enabled:
+        return
+    started = time.monotonic()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT DISTINCT e.entity_type, f.field, f.value, e.display_name FROM reviews_fact f "
+            "JOIN reviews_entity e ON e.id = f.entity_id"
+        )
+        distinct = cursor.fetchall()
+        texts = [fact_text(entity_type=t, field=f, value=v, entity_name=n) for t, f, v, n in distinct]
+        vectors = embedder.embed_documents(texts)
+        cursor.execute("CREATE TEMP TABLE bench_vectors (entity_type text, field text, value text, display_name text, "
+                       "digest text, vector bytea)")
+        cursor.executemany(
+            "INSERT INTO bench_vectors VALUES (%s, %s, %s, %s, %s, %s)",
+            [(*row, text_digest(text), vector_to_bytes(vector)) for row, text, vector in zip(distinct, texts, vectors)],
+        )
+        cursor.execute(
+            f"INSERT INTO {FactEmbedding._meta.db_table} (fact_id, tenant_id, subject_id, embedder, text_digest, "
+            "dimensions, vector, updated_at) "
+            "SELECT f.id, f.tenant_id, f.subject_id, %s, v.digest, %s, v.vector, now() FROM reviews_fact f "
+            "JOIN reviews_entity e ON e.id = f.entity_id JOIN bench_vectors v ON v.entity_type = e.entity_type "
+            "AND v.field = f.field AND v.value = f.value AND v.display_name = e.display_name",
+            [embedder.key, vectors.shape[1]],
+        )
+        cursor.execute("VACUUM (FREEZE, ANALYZE)")
+    print(f"  embedded {len(texts):,} distinct texts and stored a vector per fact in "
+          f"{time.monotonic() - started:.0f} s", flush=True)
 
 
 def seed(facts: int, subjects: int) -> None:
@@ -151,10 +205,25 @@ def seed(facts: int, subjects: int) -> None:
     print(f"  seeding took {time.monotonic() - started:.0f} s", flush=True)
 
 
+# The `q` variant's questions: an agent's own words, English and Chinese, none sharing a
+# word with the seeded facts (so each is ranked by meaning, not matched by text).
+NATURAL_QUESTIONS = [
+    "what should I call this person",
+    "what does the user do for a living",
+    "which city do they live in",
+    "how should my answers be written",
+    "他平时喝什么",
+    "用户住在哪里",
+    "这个项目用的是什么数据库",
+    "what frameworks does their project run on",
+]
+Q_MODE = "recall with q (natural language)"
 STREAM_MODE = "recall, records via stream"
 # Issue 17's targets: recall's throughput against the floor's, and its p99 in every slice.
 TARGET_RATIO = 0.7
 TARGET_P99_MS = 25
+# Issue 42's: recall with a natural-language `q` at most 1.5x plain recall's p50, same run.
+TARGET_Q_P50_RATIO = 1.5
 
 
 def start_drain(database_url: str, tree: Path, stream: tuple[str, str], scratch: Path):
@@ -266,7 +335,8 @@ def baseline_tree(ref: str, parent: Path) -> Path:
 
 def run_wrk(*, mode: str, port: int, top: int, key: str, connections: int, seconds: float) -> dict:
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
-        script.write(WRK_SCRIPT % {"mode": mode, "top": top, "key": key})
+        questions = ", ".join(f'"{quote(q)}"' for q in NATURAL_QUESTIONS)
+        script.write(WRK_SCRIPT % {"mode": mode, "top": top, "key": key, "questions": questions})
     try:
         output = subprocess.run(
             ["wrk", "-t", "2", "-c", str(connections), "-d", f"{int(seconds)}s", "--timeout", "5s", "-s", script.name,
@@ -303,6 +373,7 @@ def main() -> None:
     parser.add_argument("--baseline", metavar="REF", help="Also serve the code of REF and alternate with it.")
     parser.add_argument("--no-async", action="store_true", help="Leave out recall with asynchronous commit.")
     parser.add_argument("--no-stream", action="store_true", help="Leave out recall with records through the stream.")
+    parser.add_argument("--no-q", action="store_true", help="Leave out recall with natural-language q.")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0",
                         help="The Redis of the stream slices (a key of its own per run, deleted after).")
     args = parser.parse_args()
@@ -368,6 +439,8 @@ def prepare(args, *, key_name: str = "bench") -> Seeded:
         empty_recall_records()
     else:
         seed(args.facts, args.subjects)
+        if getattr(args, "embed_facts", True):
+            seed_embeddings()
     tenant = Tenant.objects.get(slug="bench")
     _, key = api_key_create(tenant=tenant, scopes=[Scope.RECALL], name=key_name)
     return Seeded(
@@ -407,6 +480,8 @@ def run(args, versions: list[Version], overrides: dict, scratch: Path) -> None:
             prefix = "" if version is versions[0] else f"{version.label}: "
             modes += [(f"{prefix}floor", version, "durable", "floor", max_fact),
                       (f"{prefix}recall", version, "durable", "recall", subjects)]
+            if not args.no_q:
+                modes.append((f"{prefix}{Q_MODE}", version, "durable", "recall_q", subjects))
             if "async" in kinds:
                 modes.append((f"{prefix}recall, async commit", version, "async", "recall", subjects))
             if "stream" in kinds:
@@ -461,6 +536,14 @@ def run(args, versions: list[Version], overrides: dict, scratch: Path) -> None:
         return sum(run["p99_us"] < TARGET_P99_MS * 1000 for run in results[name])
 
     print()
+    for version in versions:
+        prefix = "" if version is versions[0] else f"{version.label}: "
+        plain, with_q = f"{prefix}recall", f"{prefix}{Q_MODE}"
+        if with_q in results:
+            per_round = [a["p50_us"] / b["p50_us"] for a, b in zip(results[with_q], results[plain])]
+            ratio = statistics.median(per_round)
+            print(f"{with_q}: p50 / plain recall's, round by round: " + " ".join(f"{r:.2f}" for r in per_round))
+            print(f"  median {ratio:.2f}x (target <= {TARGET_Q_P50_RATIO}x): {'met' if ratio <= TARGET_Q_P50_RATIO else 'MISSED'}")
     for version in versions:
         prefix = "" if version is versions[0] else f"{version.label}: "
         for name in (f"{prefix}recall", f"{prefix}recall, async commit", f"{prefix}{STREAM_MODE}"):
