@@ -254,18 +254,7 @@ def recall_select(
     if query.q.strip():
         return _ranked_by_relevance(query=query, chosen=chosen, excluded=excluded, using=using)
 
-    chosen.sort(
-        key=lambda item: (
-            -item[0],
-            item[1].entity_type != RECALL_USER_ENTITY_TYPE,
-            _RECALL_CATEGORY_ORDER.get(item[1].category, len(_RECALL_CATEGORY_ORDER)),
-            item[1].entity_type,
-            item[1].entity_id,
-            item[1].field,
-            -item[1].updated_at.timestamp(),
-            item[1].id,
-        )
-    )
+    chosen.sort(key=_recall_order)
     if query.explain:
         excluded.extend({"id": row.id, "reason": Exclusion.LIMIT} for _, row, _ in chosen[query.limit :])
         excluded.sort(key=lambda item: item["id"])
@@ -292,7 +281,7 @@ def _recall_order(item) -> tuple:
 
 
 def _ranked_by_relevance(*, query: RecallQuery, chosen: list, excluded: list, using: str) -> RecallResult:
-    """`q`'s ranking by meaning and words (reviews/embeddings/recall.py): facts outside the
+    """`q`'s ranking by meaning and words (reviews/recall/relevance.py): facts outside the
     default set join only when their relevance passes the threshold; `limit` cuts after."""
     chosen.sort(key=_recall_order)  # ties in relevance keep recall's usual order
     candidates = [
@@ -303,8 +292,6 @@ def _ranked_by_relevance(*, query: RecallQuery, chosen: list, excluded: list, us
     ranked = rank_by_relevance(
         q=query.q, candidates=candidates, relevant=query.relevant, limit=len(candidates), using=using
     )
-    if query.relevant:
-        ranked = ranked[: query.limit]
     kept = {scored.index for scored in ranked[: query.limit]}
     if query.explain:
         beyond = {scored.index for scored in ranked[query.limit :]}
