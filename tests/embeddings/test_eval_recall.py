@@ -60,7 +60,7 @@ def test_paraphrases_share_no_word_with_their_fact():
 
 
 def test_lexical_only_prints_figures_and_json(capsys):
-    call_command("eval_recall", str(DATASET), embedder="none", part=Part.HELD_ASIDE, as_json=True)
+    call_command("eval_recall", str(DATASET), embedder=["none"], part=Part.HELD_ASIDE, as_json=True)
     out = capsys.readouterr().out
     figures = json.loads(out.strip().splitlines()[-1])
     assert figures["embedder"] == "none:0" and figures["queries"] == 42
@@ -69,10 +69,10 @@ def test_lexical_only_prints_figures_and_json(capsys):
 
 
 def test_the_local_embedder_reaches_its_targets_on_the_held_aside_part(capsys):
-    call_command("eval_recall", str(DATASET), embedder="none", part=Part.HELD_ASIDE, as_json=True)
-    lexical = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    call_command("eval_recall", str(DATASET), embedder="local", part=Part.HELD_ASIDE, as_json=True)
-    local = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    call_command("eval_recall", str(DATASET), embedder=["none", "local"], part=Part.HELD_ASIDE, as_json=True)
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    lexical, local = (json.loads(line) for line in lines)
+    assert (lexical["embedder"], local["embedder"]) == ("none:0", "local:use-multilingual-v3")
 
     assert local["recall_at_3"] >= 0.85
     assert local["cross_language"]["recall_at_3"] >= 0.75
@@ -82,7 +82,7 @@ def test_the_local_embedder_reaches_its_targets_on_the_held_aside_part(capsys):
 
 @pytest.mark.parametrize(
     "options, message",
-    [({"embedder": "word2vec"}, "Unknown embedder"), ({"embedder": "openai:"}, "Unknown embedder")],
+    [({"embedder": ["word2vec"]}, "Unknown embedder"), ({"embedder": ["none", "openai:"]}, "Unknown embedder")],
 )
 def test_a_bad_embedder_is_refused(options, message):
     with pytest.raises(CommandError, match=message):
@@ -93,4 +93,4 @@ def test_a_malformed_set_is_refused(tmp_path):
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"id": "x", "facts": []}\nnot json\n', encoding="utf-8")
     with pytest.raises(CommandError, match="line 1"):
-        call_command("eval_recall", str(broken), embedder="none")
+        call_command("eval_recall", str(broken), embedder=["none"])

@@ -4,7 +4,8 @@ Writes nothing to the database: each item's facts are held in memory and ranked 
 ranks them. Prints a progress bar (stderr), recall@1/@3/@5 and MRR overall, by language
 pair (query language → fact language) and by kind (lexical, paraphrase, cross-language),
 relevant mode's figures and the guard checks; ``--json`` adds one object on the last line.
-``--part`` picks the tuning part or the held-aside part (reviews/recall/evaluation.py).
+``--part`` picks the tuning part or the held-aside part (reviews/recall/evaluation.py);
+``--embedder`` repeated compares several embedders in one run.
 Exits non-zero when a forbidden fact came back.
 """
 import json
@@ -23,7 +24,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("dataset", help="JSON Lines file, one subject with its facts and questions a line")
-        parser.add_argument("--embedder", default=None, help="local, none or openai:<model> (default: MEMORY_EMBEDDER)")
+        parser.add_argument("--embedder", action="append", default=None,
+                            help="local, none or openai:<model> (default: MEMORY_EMBEDDER); repeat it to "
+                                 "compare several in one run")
         parser.add_argument("--part", choices=(Part.ALL, Part.TUNING, Part.HELD_ASIDE), default=Part.ALL)
         parser.add_argument("--json", dest="as_json", action="store_true", help="also print the figures as JSON on the last line")
 
@@ -35,23 +38,28 @@ class Command(BaseCommand):
             raise CommandError(f"Cannot read {dataset}: {exc.strerror}") from None
         except ValueError as exc:
             raise CommandError(f"{dataset}: {exc}") from None
-        spec = embedder or settings.MEMORY_EMBEDDER
+        specs = embedder or [settings.MEMORY_EMBEDDER]
         try:
-            chosen = embedder_for(spec)
+            chosen = [embedder_for(spec) for spec in specs]
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        progress = ProgressBar(self.stderr, len(items), tty=sys.stderr.isatty())
-        try:
-            report = evaluate(items, chosen, progress=progress.advance)
-        except EmbedderUnavailable as exc:
-            raise CommandError(f"The embedder {spec} did not answer: {exc}") from None
-        progress.finish()
-        figures = {"embedder": chosen.key, "part": part, "items": len(items), **report.as_dict()}
-        self._print(figures)
-        if as_json:
-            self.stdout.write(json.dumps(figures, ensure_ascii=False, sort_keys=True))
-        if figures["forbidden_leaks"]:
-            raise CommandError(f"{figures['forbidden_leaks']} forbidden fact(s) came back.")
+        leaks = 0
+        for spec, one in zip(specs, chosen):
+            progress = ProgressBar(self.stderr, len(items), tty=sys.stderr.isatty())
+            try:
+                report = evaluate(items, one, progress=progress.advance)
+            except EmbedderUnavailable as exc:
+                raise CommandError(f"The embedder {spec} did not answer: {exc}") from None
+            progress.finish()
+            figures = {"embedder": one.key, "part": part, "items": len(items), **report.as_dict()}
+            leaks += figures["forbidden_leaks"]
+            self._print(figures)
+            self.stdout.write("")
+            if as_json:
+                # One object a line, one line per embedder: with one embedder, the last line.
+                self.stdout.write(json.dumps(figures, ensure_ascii=False, sort_keys=True))
+        if leaks:
+            raise CommandError(f"{leaks} forbidden fact(s) came back.")
 
     def _print(self, figures: dict) -> None:
         write = self.stdout.write
