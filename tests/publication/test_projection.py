@@ -120,7 +120,7 @@ def test_a_commit_enqueues_the_projection(store, submit, tenant, django_capture_
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         submit(tenant, "u1", candidate(field="name", value="Alice", confidence=0.97), candidate(field="role", value="dev", confidence=0.97))
 
-    assert len(callbacks) == 1  # one projection per subject per transaction
+    assert len(callbacks) == 2  # one projection and one embedding sync per subject per transaction
     assert set(user_item(store, "u1")["facts"]) == {"name", "role"}
 
 
