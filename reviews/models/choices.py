@@ -116,6 +116,7 @@ class Reason(models.TextChoices):
     SUBJECT_CONFIRMED = "subject_confirmed"
     SUBJECT_REJECTED = "subject_rejected"
     NEWER_CANDIDATE = "newer_candidate"
+    SAME_AS_PUBLISHED = "same_as_published"  # judged again: its value is the one published now
     ERASED = "erased"
     COLLECTION_PAUSED = "collection_paused"
     ENTITY_MERGED = "entity_merged"
@@ -210,6 +211,8 @@ class AuditAction(models.TextChoices):
     CANDIDATE_REJECTED = "candidate.rejected"
     CANDIDATE_DEFERRED = "candidate.deferred"
     CANDIDATE_SUPERSEDED = "candidate.superseded"
+    # A waiting item judged again because the published value of its field changed (SPEC §4).
+    CANDIDATE_REJUDGED = "candidate.rejudged"
     CANDIDATE_WITHDRAWN = "candidate.withdrawn"
     CANDIDATES_BULK_APPROVE = "candidates.bulk_approve"
     CANDIDATES_BULK_REJECT = "candidates.bulk_reject"
