@@ -191,6 +191,7 @@ def stale_details(candidate: Candidate) -> dict:
         "decided_by": candidate.decided_by,
         "decided_at": candidate.decided_at.isoformat() if candidate.decided_at else None,
         "conflict": candidate.has_conflict,
+        "field": candidate.field,
     }
     if candidate.entity_id is None:
         return details
