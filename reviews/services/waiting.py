@@ -216,7 +216,8 @@ def stale_details(candidate: Candidate) -> dict:
 def stale_message(candidate: Candidate) -> str:
     """The 409's message: a colleague decided, or the item was judged again."""
     if candidate.is_open:
-        return "The published value changed since you loaded this item; it was judged again."
+        # Judged again, most often; or a decision on it was taken back (undo).
+        return "This item changed since you loaded it: look at it again before deciding."
     if candidate.reason == Reason.SAME_AS_PUBLISHED:
         return "This item was closed: the value it proposes is published now."
     if candidate.reason == Reason.NEWER_CANDIDATE:

@@ -73,7 +73,7 @@ KEEP_RETENTION, KEEP_UNTIL_DELETED = "retention", "forever"
 SERVICE_MESSAGES = [
     gettext_noop("Someone else decided this item first."),
     gettext_noop("This item is waiting for a reviewer, not for you."),
-    gettext_noop("The published value changed since you loaded this item; it was judged again."),
+    gettext_noop("This item changed since you loaded it: look at it again before deciding."),
     gettext_noop("This item was closed: the value it proposes is published now."),
     gettext_noop("This item was closed: a newer value for its field was published."),
     gettext_noop("The value cannot be empty."),

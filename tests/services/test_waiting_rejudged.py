@@ -52,7 +52,7 @@ class TestApprovalOfAnotherItem:
             candidate_approve(tenant=tenant, candidate_id=second.pk, version=1, actor=Actor.reviewer(second_reviewer))
         assert stale.value.details["current_value"] == "Dana"
         assert stale.value.details["current_version"] == 2 and stale.value.details["status"] == "pending_review"
-        assert "judged again" in stale.value.message
+        assert stale.value.message == "This item changed since you loaded it: look at it again before deciding."
         assert Fact.objects.get(subject__user_id="alice", field="name", status="active").value == "Dana"
         assert not AuditEvent.objects.filter(action="candidate.approved", object_id=str(second.pk)).exists()
 
