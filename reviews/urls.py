@@ -52,6 +52,7 @@ urlpatterns = [
     path("tenant/keys/", tenant_admin.keys_page, name="tenant-keys"),
     path("tenant/keys/create", tenant_admin.key_create, name="tenant-key-create"),
     path("tenant/keys/<key_prefix:prefix>/revoke", tenant_admin.key_revoke, name="tenant-key-revoke"),
+    path("tenant/keys/<key_prefix:prefix>/rotate", tenant_admin.key_rotate, name="tenant-key-rotate"),
     path("tenant/staff/", tenant_admin.staff_page, name="tenant-staff"),
     path("tenant/staff/add", tenant_admin.staff_add, name="tenant-staff-add"),
     path("tenant/staff/<int:user_id>/role", tenant_admin.staff_role, name="tenant-staff-role"),

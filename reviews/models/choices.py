@@ -190,6 +190,7 @@ class AuditAction(models.TextChoices):
     TENANT_EXTRACTOR_CHANGED = "tenant.extractor_changed"
     API_KEY_CREATED = "api_key.created"
     API_KEY_REVOKED = "api_key.revoked"
+    API_KEY_ROTATED = "api_key.rotated"  # replaced by a new key; the old one ends after a grace period
     STAFF_ADDED = "staff.added"
     STAFF_ROLE_CHANGED = "staff.role_changed"
     STAFF_REMOVED = "staff.removed"

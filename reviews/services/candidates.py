@@ -489,11 +489,20 @@ def candidate_reject(
     version: int,
     actor: Actor,
     note: str = "",
+    reason_label: str = "",
     user_id: str | None = None,
 ) -> Candidate:
-    """Reject a pending candidate; its value is suppressed for this slot (SPEC §3 step 6)."""
-    if actor.is_reviewer and not note.strip():
+    """Reject a pending candidate; its value is suppressed for this slot (SPEC §3 step 6).
+
+    ``reason_label``: one of the tenant's reject reasons (``Tenant.reject_reasons``), which
+    stands for the reason a reviewer must give; ``note`` adds free text to it.
+    """
+    if reason_label and reason_label not in (tenant.reject_reasons or []):
+        raise InvalidInput("Pick one of the tenant's reject reasons.", details={"reason_label": "unknown"})
+    if actor.is_reviewer and not note.strip() and not reason_label:
         raise InvalidInput("A reason is required to reject.", details={"reason": "required"})
+    if reason_label:
+        note = f"{reason_label}: {note.strip()}" if note.strip() else reason_label
     candidate, subject = _locked_candidate(tenant=tenant, candidate_id=candidate_id, user_id=user_id)
     _check_version(candidate, version)
     reason = Reason.SUBJECT_REJECTED if actor.is_subject else Reason.REVIEWER_REJECTED
@@ -507,6 +516,7 @@ def candidate_reject(
             reason=reason,
             note=note,
             now=timezone.now(),
+            after={"reject_reason": reason_label} if reason_label else None,
         )
     ]
     if candidate.entity_id is not None:

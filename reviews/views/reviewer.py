@@ -398,6 +398,7 @@ def _item_context(request, *, here: str, **extra) -> dict:
         "viewer": str(Actor.reviewer(request.user)),
         "undo_seconds": UNDO_SECONDS,
         "claim_sizes": CLAIM_SIZES,
+        "reject_reasons": request.tenant.reject_reasons,
         **extra,
     }
 
@@ -418,6 +419,8 @@ class DecisionForm(forms.Form):
     version = forms.IntegerField(min_value=1)
     value = forms.CharField(required=False, strip=False, max_length=4000)
     note = forms.CharField(required=False, max_length=2000)
+    # One of the tenant's reject reasons (Tenant.reject_reasons); the note adds to it.
+    reason_label = forms.CharField(required=False, max_length=200)
     resolution = forms.ChoiceField(choices=[(r, r) for r in Resolution.ALL], required=False)
 
 
@@ -500,6 +503,8 @@ def error_message(error: DomainError) -> str:
     if isinstance(error, InvalidInput):
         if details.get("reason") == "required":
             return _("A reason is required to reject.")
+        if details.get("reason_label") == "unknown":
+            return _("Pick one of the tenant's reject reasons.")
         value_problem = details.get("value")
         if value_problem == "empty":
             return _("The value cannot be empty.")
@@ -604,7 +609,9 @@ def approve(request, pk: int):
 
 @decider_view
 def reject(request, pk: int):
-    return _decide(request, pk, ReviewDecision.REJECT, candidate_reject)
+    return _decide(
+        request, pk, ReviewDecision.REJECT, candidate_reject, lambda data: {"reason_label": data["reason_label"]}
+    )
 
 
 @decider_view
