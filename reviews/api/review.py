@@ -194,6 +194,11 @@ class ReviewRejectApi(ReviewDecisionApi):
             help_text="One of the tenant's reject reasons (its policy's `reject_reasons`).",
         )
 
+        def validate(self, attrs):
+            if not attrs["reason"].strip() and not attrs["reason_label"]:
+                raise serializers.ValidationError({"reason": "A reason or a reason_label is required to reject."})
+            return attrs
+
     def decide(self, *, candidate_id, data):
         return candidate_reject(
             tenant=self.tenant,

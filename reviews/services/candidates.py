@@ -497,13 +497,15 @@ def candidate_reject(
     ``reason_label``: one of the tenant's reject reasons (``Tenant.reject_reasons``), which
     stands for the reason a reviewer must give; ``note`` adds free text to it.
     """
-    if reason_label and reason_label not in (tenant.reject_reasons or []):
-        raise InvalidInput("Pick one of the tenant's reject reasons.", details={"reason_label": "unknown"})
     if actor.is_reviewer and not note.strip() and not reason_label:
         raise InvalidInput("A reason is required to reject.", details={"reason": "required"})
-    if reason_label:
-        note = f"{reason_label}: {note.strip()}" if note.strip() else reason_label
     candidate, subject = _locked_candidate(tenant=tenant, candidate_id=candidate_id, user_id=user_id)
+    if reason_label:
+        # Read now, not from the caller's tenant: an API key's is cached for a few seconds.
+        listed = Tenant.objects.filter(pk=tenant.pk).values_list("reject_reasons", flat=True).get()
+        if reason_label not in (listed or []):
+            raise InvalidInput("Pick one of the tenant's reject reasons.", details={"reason_label": "unknown"})
+        note = f"{reason_label}: {note.strip()}" if note.strip() else reason_label
     _check_version(candidate, version)
     reason = Reason.SUBJECT_REJECTED if actor.is_subject else Reason.REVIEWER_REJECTED
     snapshot = _state_before_decision(candidate, subject)
