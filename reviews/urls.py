@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from .api import converters  # noqa: F401 - registers the path converters
-from .views import auditor, dry_runs, home, reviewer, signin, stats, tenant_admin
+from .views import auditor, dry_runs, home, my_decisions, reviewer, signin, stats, tenant_admin
 from .views import recall as recall_views
 
 app_name = "reviews"
@@ -20,6 +20,7 @@ urlpatterns = [
     path("review/claim", reviewer.claim, name="claim"),
     path("review/undo", reviewer.undo_bulk, name="undo-bulk"),
     path("review/stats/", stats.stats, name="stats"),
+    path("review/mine/", my_decisions.my_decisions_page, name="my-decisions"),
     path("review/candidates/<int:pk>/", reviewer.candidate_detail, name="candidate"),
     path("review/candidates/<int:pk>/body", reviewer.candidate_body, name="candidate-body"),
     path("review/candidates/<int:pk>/approve", reviewer.approve, name="candidate-approve"),
