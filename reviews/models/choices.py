@@ -242,6 +242,8 @@ class AuditAction(models.TextChoices):
     PORTAL_LINK_CREATED = "portal_link.created"
     PORTAL_LINK_REDEEMED = "portal_link.redeemed"
     PORTAL_LINK_REFUSED = "portal_link.refused"
+    SAVED_VIEW_SAVED = "saved_view.saved"  # a reviewer saved (or replaced) a named queue filter of their own
+    SAVED_VIEW_DELETED = "saved_view.deleted"
     AUDIT_EXPORT_REQUESTED = "audit.export_requested"
     AUDIT_EXPORTED = "audit.exported"
 

@@ -91,7 +91,8 @@ RULES: dict[str, Rule] = {
     **{
         name: _TEXT
         for name in (
-            "content", "evidence", "entity_name", "note", "reason", "reason_label", "q", "name", "error", "object",
+            "content", "evidence", "entity_name", "note", "reason", "reason_label", "q", "queue_query", "name", "error",
+            "object",
             "dropped",
             "CandidateInput.value", "ExportFilters.actor", "ExportFilters.action",
             # Vocabulary members and schema names: screened like text (see the docstring).
