@@ -5,7 +5,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from ..actors import Actor
-from ..decision_history import MY_DECISIONS_SHOWN, my_decisions
+from ..selectors.decisions import MY_DECISIONS_SHOWN, my_decisions
 from ..services.candidates import UNDO_SECONDS
 from .reviewer import staff_view
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from .models import DecisionUndo, Tenant
+from ..models import DecisionUndo, Tenant
 
 # One screen of recent work; older decisions are in the audit log.
 MY_DECISIONS_SHOWN = 100
