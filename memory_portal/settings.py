@@ -327,6 +327,8 @@ MEMORY_STORE_URL = env.str("MEMORY_STORE_URL", default="")
 # Seconds a process trusts an API key it already looked up (0: look up every call). A
 # revoked key stops working in every process within this time.
 MEMORY_API_KEY_CACHE_SECONDS = env.float("MEMORY_API_KEY_CACHE_SECONDS", default=5)
+# How long a rotated API key keeps working beside its replacement (0: it ends at once).
+MEMORY_API_KEY_ROTATION_GRACE_SECONDS = env.int("MEMORY_API_KEY_ROTATION_GRACE_SECONDS", default=86400)
 # How long a reviewer's claim on queue items lasts without activity (SPEC §4).
 MEMORY_REVIEW_CLAIM_MINUTES = env.float("MEMORY_REVIEW_CLAIM_MINUTES", default=15)
 # PostgreSQL: commit recall records without waiting for the WAL flush (asynchronous

@@ -40,6 +40,7 @@ from .domain import CandidateInput
 from .services.candidates import candidates_submit
 from .services.erasure import fact_erase
 from .recall.service import recall_perform
+from .services.api_keys import api_key_mark_used
 from .services.tenants import api_key_authenticate
 
 CHANNEL = "mcp"
@@ -154,7 +155,10 @@ async def _nothing_more():
 
 def _authenticate(raw_key: str) -> ApiKey | None:
     close_old_connections()
-    return api_key_authenticate(raw_key)
+    key = api_key_authenticate(raw_key)
+    if key is not None:
+        api_key_mark_used(key)
+    return key
 
 
 def _key_with_scope(scope: str) -> ApiKey:

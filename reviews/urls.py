@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from .api import converters  # noqa: F401 - registers the path converters
-from .views import auditor, dry_runs, home, reviewer, signin, stats, tenant_admin
+from .views import auditor, dry_runs, home, my_decisions, reviewer, saved_views, signin, stats, tenant_admin
 from .views import recall as recall_views
 
 app_name = "reviews"
@@ -20,6 +20,10 @@ urlpatterns = [
     path("review/claim", reviewer.claim, name="claim"),
     path("review/undo", reviewer.undo_bulk, name="undo-bulk"),
     path("review/stats/", stats.stats, name="stats"),
+    path("review/mine/", my_decisions.my_decisions_page, name="my-decisions"),
+    path("review/views/", saved_views.saved_views_page, name="saved-views"),
+    path("review/views/save", saved_views.saved_view_save_view, name="saved-view-save"),
+    path("review/views/<int:pk>/delete", saved_views.saved_view_delete_view, name="saved-view-delete"),
     path("review/candidates/<int:pk>/", reviewer.candidate_detail, name="candidate"),
     path("review/candidates/<int:pk>/body", reviewer.candidate_body, name="candidate-body"),
     path("review/candidates/<int:pk>/approve", reviewer.approve, name="candidate-approve"),
@@ -52,6 +56,7 @@ urlpatterns = [
     path("tenant/keys/", tenant_admin.keys_page, name="tenant-keys"),
     path("tenant/keys/create", tenant_admin.key_create, name="tenant-key-create"),
     path("tenant/keys/<key_prefix:prefix>/revoke", tenant_admin.key_revoke, name="tenant-key-revoke"),
+    path("tenant/keys/<key_prefix:prefix>/rotate", tenant_admin.key_rotate, name="tenant-key-rotate"),
     path("tenant/staff/", tenant_admin.staff_page, name="tenant-staff"),
     path("tenant/staff/add", tenant_admin.staff_add, name="tenant-staff-add"),
     path("tenant/staff/<int:user_id>/role", tenant_admin.staff_role, name="tenant-staff-role"),

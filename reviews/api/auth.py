@@ -3,6 +3,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 
 from ..actors import Actor
+from ..services.api_keys import api_key_mark_used
 from ..services.tenants import api_key_authenticate
 
 
@@ -48,6 +49,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         key = api_key_authenticate(raw_key)
         if key is None:
             raise exceptions.AuthenticationFailed("Unknown or revoked API key.")
+        api_key_mark_used(key)
         return ApiKeyPrincipal(key), key
 
     def authenticate_header(self, request):

@@ -1,10 +1,15 @@
-"""API keys (SPEC §7): ``POST /api/v1/keys`` creates one (the key shown this once),
-``DELETE /api/v1/keys/{prefix}`` revokes one. Both audited, naming the key by its prefix."""
+"""API keys (SPEC §7): ``GET /api/v1/keys`` lists them, ``POST /api/v1/keys`` creates one
+(the key shown this once, with an optional expiry), ``POST /api/v1/keys/{prefix}/rotate``
+replaces one (the old key ends after a grace period), ``DELETE /api/v1/keys/{prefix}``
+revokes one. Every change audited, naming the key by its prefix."""
+from datetime import timedelta
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from ..models import Scope, Source
+from ..models import ApiKey, Scope, Source
+from ..services.api_keys import MAX_GRACE, api_key_rotate
 from ..services.tenants import API_KEY_SOURCES, api_key_create, api_key_revoke
 from .base import ApiErrorSerializer, ApiView, StrictSerializer
 
@@ -17,6 +22,16 @@ class ApiKeySerializer(serializers.Serializer):
     scopes = serializers.ListField(child=serializers.ChoiceField(choices=Scope.choices))
     source = serializers.ChoiceField(choices=API_KEY_SOURCE_CHOICES)
     name = serializers.CharField(allow_blank=True)
+    expires_at = serializers.DateTimeField(allow_null=True, help_text="Refused from then on; null: until revoked.")
+
+
+class ApiKeyStateSerializer(ApiKeySerializer):
+    """A key as the list shows it: when it was made, last used, and how it ended."""
+
+    created_at = serializers.DateTimeField()
+    last_used_at = serializers.DateTimeField(allow_null=True, help_text="To the minute; null: never used.")
+    revoked_at = serializers.DateTimeField(allow_null=True)
+    replaced_by = serializers.CharField(allow_blank=True, help_text="The prefix of the key that rotation made to replace it.")
 
 
 class ApiKeyCreateApi(ApiView):
@@ -29,9 +44,17 @@ class ApiKeyCreateApi(ApiView):
             help_text="The source of the candidates this key submits (SPEC §3 priorities).",
         )
         name = serializers.CharField(max_length=100, required=False, default="", allow_blank=True)
+        expires_at = serializers.DateTimeField(
+            required=False, default=None, allow_null=True, help_text="Refused from then on; in the future."
+        )
 
     class OutputSerializer(ApiKeySerializer):
         key = serializers.CharField(help_text="The key itself: shown this once, never stored.")
+
+    @extend_schema(responses={200: ApiKeyStateSerializer(many=True)}, summary="List this tenant's API keys")
+    def get(self, request):
+        keys = ApiKey.objects.filter(tenant=self.tenant).order_by("-created_at", "-pk")
+        return Response({"results": ApiKeyStateSerializer(keys, many=True).data})
 
     @extend_schema(
         request=InputSerializer,
@@ -60,3 +83,42 @@ class ApiKeyRevokeApi(ApiView):
     def delete(self, request, prefix: str):
         key = api_key_revoke(tenant=self.tenant, prefix=prefix, actor=self.actor)
         return Response(self.OutputSerializer(key).data)
+
+
+class ApiKeyRotateApi(ApiView):
+    required_scope = Scope.ADMIN
+
+    class InputSerializer(StrictSerializer):
+        grace_seconds = serializers.IntegerField(
+            required=False, default=None, allow_null=True, min_value=0, max_value=int(MAX_GRACE.total_seconds()),
+            help_text="How long the old key keeps working (default MEMORY_API_KEY_ROTATION_GRACE_SECONDS).",
+        )
+        expires_at = serializers.DateTimeField(
+            required=False, default=None, allow_null=True, help_text="The new key's own expiry, if any."
+        )
+
+    class OutputSerializer(ApiKeySerializer):
+        key = serializers.CharField(help_text="The new key itself: shown this once, never stored.")
+        replaces = serializers.CharField(help_text="The old key's prefix.")
+        replaced_until = serializers.DateTimeField(help_text="When the old key stops working.")
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: OutputSerializer, 409: ApiErrorSerializer},  # revoked, expired or rotated already
+        summary="Rotate an API key: a new key with the same scopes; the old one ends after a grace period",
+    )
+    def post(self, request, prefix: str):
+        params = self.InputSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        seconds = params.validated_data["grace_seconds"]
+        new, raw_key, old = api_key_rotate(
+            tenant=self.tenant,
+            prefix=prefix,
+            actor=self.actor,
+            grace=timedelta(seconds=seconds) if seconds is not None else None,
+            expires_at=params.validated_data["expires_at"],
+        )
+        body = self.OutputSerializer(
+            {"key": raw_key, "replaces": old.prefix, "replaced_until": old.expires_at, **ApiKeySerializer(new).data}
+        ).data
+        return Response(body, status=status.HTTP_201_CREATED)

@@ -185,11 +185,28 @@ class ReviewRejectApi(ReviewDecisionApi):
     """POST /api/v1/review/candidates/{id}/reject — a reason is required."""
 
     class InputSerializer(ReviewDecisionApi.InputSerializer):
-        reason = serializers.CharField(max_length=2000)
+        reason = serializers.CharField(
+            max_length=2000, required=False, allow_blank=True, default="",
+            help_text="Free text; required unless `reason_label` is given.",
+        )
+        reason_label = serializers.CharField(
+            max_length=200, required=False, default="", allow_blank=True,
+            help_text="One of the tenant's reject reasons (its policy's `reject_reasons`).",
+        )
+
+        def validate(self, attrs):
+            if not attrs["reason"].strip() and not attrs["reason_label"]:
+                raise serializers.ValidationError({"reason": "A reason or a reason_label is required to reject."})
+            return attrs
 
     def decide(self, *, candidate_id, data):
         return candidate_reject(
-            tenant=self.tenant, candidate_id=candidate_id, version=data["version"], note=data["reason"], actor=self.actor
+            tenant=self.tenant,
+            candidate_id=candidate_id,
+            version=data["version"],
+            note=data["reason"],
+            reason_label=data["reason_label"],
+            actor=self.actor,
         )
 
 

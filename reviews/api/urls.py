@@ -5,7 +5,7 @@ from . import converters  # noqa: F401 - registers the path converters
 from .audit import AuditEventsApi, AuditExportApi
 from .candidates import CandidateSubmitApi
 from .index import api_index
-from .keys import ApiKeyCreateApi, ApiKeyRevokeApi
+from .keys import ApiKeyCreateApi, ApiKeyRevokeApi, ApiKeyRotateApi
 from .messages import MessagesIngestApi
 from .portal_link import PortalLinkCreateApi
 from .recall import RecallApi
@@ -28,4 +28,5 @@ urlpatterns = [
     path("audit/events", AuditEventsApi.as_view(), name="audit-events"),
     path("keys", ApiKeyCreateApi.as_view(), name="keys-create"),
     path("keys/<key_prefix:prefix>", ApiKeyRevokeApi.as_view(), name="keys-revoke"),
+    path("keys/<key_prefix:prefix>/rotate", ApiKeyRotateApi.as_view(), name="keys-rotate"),
 ]

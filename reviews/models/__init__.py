@@ -27,6 +27,7 @@ from .exports import AuditExport, ExportFormat, ExportStatus
 from .memory import Candidate, DecisionUndo, Entity, EntityAlias, Fact, FactVersion, Message, RecallRecord, SuppressedValue
 from .portal import FactDeletion, PortalLink
 from .quality import ExtractionDryRun
+from .saved_views import SavedView
 from .tenancy import ApiKey, FieldDefinition, Membership, Subject, Tenant
 
 __all__ = [
@@ -68,6 +69,7 @@ __all__ = [
     "RecallRecord",
     "ReviewDecision",
     "Role",
+    "SavedView",
     "Scope",
     "Sensitivity",
     "Source",

@@ -116,6 +116,7 @@ class Reason(models.TextChoices):
     SUBJECT_CONFIRMED = "subject_confirmed"
     SUBJECT_REJECTED = "subject_rejected"
     NEWER_CANDIDATE = "newer_candidate"
+    SAME_AS_PUBLISHED = "same_as_published"  # judged again: its value is the one published now
     ERASED = "erased"
     COLLECTION_PAUSED = "collection_paused"
     ENTITY_MERGED = "entity_merged"
@@ -189,6 +190,7 @@ class AuditAction(models.TextChoices):
     TENANT_EXTRACTOR_CHANGED = "tenant.extractor_changed"
     API_KEY_CREATED = "api_key.created"
     API_KEY_REVOKED = "api_key.revoked"
+    API_KEY_ROTATED = "api_key.rotated"  # replaced by a new key; the old one ends after a grace period
     STAFF_ADDED = "staff.added"
     STAFF_ROLE_CHANGED = "staff.role_changed"
     STAFF_REMOVED = "staff.removed"
@@ -210,6 +212,8 @@ class AuditAction(models.TextChoices):
     CANDIDATE_REJECTED = "candidate.rejected"
     CANDIDATE_DEFERRED = "candidate.deferred"
     CANDIDATE_SUPERSEDED = "candidate.superseded"
+    # A waiting item judged again because the published value of its field changed (SPEC §4).
+    CANDIDATE_REJUDGED = "candidate.rejudged"
     CANDIDATE_WITHDRAWN = "candidate.withdrawn"
     CANDIDATES_BULK_APPROVE = "candidates.bulk_approve"
     CANDIDATES_BULK_REJECT = "candidates.bulk_reject"
@@ -238,6 +242,8 @@ class AuditAction(models.TextChoices):
     PORTAL_LINK_CREATED = "portal_link.created"
     PORTAL_LINK_REDEEMED = "portal_link.redeemed"
     PORTAL_LINK_REFUSED = "portal_link.refused"
+    SAVED_VIEW_SAVED = "saved_view.saved"  # a reviewer saved (or replaced) a named queue filter of their own
+    SAVED_VIEW_DELETED = "saved_view.deleted"
     AUDIT_EXPORT_REQUESTED = "audit.export_requested"
     AUDIT_EXPORTED = "audit.exported"
 

@@ -328,4 +328,8 @@ class DecisionUndo(models.Model):
     undone_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        indexes = [models.Index(fields=["candidate", "-decided_at"], name="decision_undo_latest")]
+        indexes = [
+            models.Index(fields=["candidate", "-decided_at"], name="decision_undo_latest"),
+            # "My decisions": one person's latest decisions in their tenant.
+            models.Index(fields=["tenant", "actor", "-decided_at"], name="decision_undo_by_actor"),
+        ]

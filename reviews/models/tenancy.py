@@ -2,6 +2,7 @@
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from .choices import DEFAULT_SOURCE_PRIORITY, Cardinality, Category, ExtractorName, Role, Sensitivity, Source
@@ -34,6 +35,8 @@ class Tenant(models.Model):
     # What a relation name reads as, per language ({"works_on": {"en": …, "zh-hans": …}});
     # a name not listed reads as reviews.labels' default for it (reviews/labels.py).
     relation_labels = models.JSONField(default=dict, blank=True)
+    # The reasons a reviewer picks from to reject (plus free text), in the order shown.
+    reject_reasons = models.JSONField(default=list, blank=True)
     # Retention (SPEC §1, §3 step 5).
     sensitive_retention_days = models.PositiveIntegerField(default=90)
     message_retention_days = models.PositiveIntegerField(default=30)
@@ -78,9 +81,23 @@ class ApiKey(models.Model):
     source = models.CharField(max_length=20, choices=Source.choices, default=Source.CHAT)
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # Refused from then on, like a revoked key; a rotated key expires at the end of its grace.
+    expires_at = models.DateTimeField(null=True, blank=True)
+    # When it last authenticated a call, to a minute (``services.api_keys.api_key_mark_used``).
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    # The prefix of the key that rotation made to replace it.
+    replaced_by = models.CharField(max_length=16, blank=True, default="")
 
     def __str__(self):
         return f"{self.prefix}… ({self.tenant})"
+
+    def is_live(self, now) -> bool:
+        return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
+
+    @property
+    def has_ended(self) -> bool:
+        """Past its expiry (a rotated key after its grace period), for the keys table."""
+        return self.expires_at is not None and self.expires_at <= timezone.now()
 
     def has_scope(self, scope: str) -> bool:
         return scope in self.scopes

@@ -25,7 +25,7 @@ from django.db.models import F
 
 from ..actors import POLICY, Actor
 from ..audit import EventDraft
-from ..errors import InvalidTransition
+from ..errors import Forbidden, InvalidTransition
 from ..models import (
     OPEN_CANDIDATE_STATUSES,
     AuditAction,
@@ -250,17 +250,10 @@ def candidate_submitted(candidate: Candidate, *, subject: Subject, actor: Actor,
 
 
 def subject_may_decide(candidate: Candidate) -> bool:
-    """The subject decides only what is theirs (SPEC §4): items waiting for them, and a
-    conflict with one of their own published facts. Never an item waiting for a reviewer."""
-    if candidate.status == CandidateStatus.PENDING_USER:
-        return True
-    fact = candidate.conflict_fact
-    return (
-        candidate.status == CandidateStatus.PENDING_REVIEW
-        and candidate.has_conflict
-        and fact is not None
-        and fact.status == FactStatus.ACTIVE
-    )
+    """The subject decides only what is theirs (SPEC §4): items waiting for them. Never an
+    item waiting for a reviewer, a conflict with one of their own facts included: they may
+    contest the published fact instead (``services.portal.fact_contest``)."""
+    return candidate.status == CandidateStatus.PENDING_USER
 
 
 def candidate_decide(
@@ -282,11 +275,9 @@ def candidate_decide(
     ``action`` overrides the transition's (an edit-then-approve) and ``after`` adds to the
     recorded state.
     """
+    if actor.is_subject and candidate.is_open and not subject_may_decide(candidate):
+        raise Forbidden("This item is waiting for a reviewer, not for you.", details={"status": candidate.status})
     transition.check(candidate.status, what="candidate")
-    if actor.is_subject and not subject_may_decide(candidate):
-        raise InvalidTransition(
-            "This item is waiting for a reviewer, not for you.", details={"status": candidate.status}
-        )
     before = {"status": candidate.status, "version": candidate.version, "value": candidate.value}
     candidate.status = transition.target
     candidate.reason = reason

@@ -352,12 +352,14 @@ def _waiting_item(candidate: Candidate, schema: TenantSchema, labels: TenantLabe
 @dataclass
 class Waiting:
     questions: list[WaitingItem]  # pending_user: theirs to confirm, correct or reject
-    conflicts: list[WaitingItem]  # pending_review conflicts about their own facts
+    # pending_review conflicts with their own facts: a reviewer's to decide (SPEC §4), shown
+    # so the subject can contest the published fact if it is the wrong one.
+    conflicts: list[WaitingItem]
     in_review: list[WaitingItem]  # what they contested, now with our team
 
     @property
     def count(self) -> int:
-        return len(self.questions) + len(self.conflicts)
+        return len(self.questions)
 
 
 def _open_candidates(subject: Subject):
@@ -403,17 +405,13 @@ def _is_contest(candidate: Candidate) -> bool:
 
 def subject_waiting_count(subject: Subject) -> int:
     """How many items await the subject (the badge on every page), in one query."""
-    return Candidate.objects.filter(
-        Q(status=CandidateStatus.PENDING_USER)
-        | Q(status=CandidateStatus.PENDING_REVIEW, has_conflict=True, conflict_fact__status=FactStatus.ACTIVE),
-        subject=subject,
-    ).count()
+    return Candidate.objects.filter(status=CandidateStatus.PENDING_USER, subject=subject).count()
 
 
 def subject_waiting_item(subject: Subject, candidate_id: int) -> WaitingItem:
     """One open item of the subject (for re-rendering a card after an action)."""
     waiting = subject_waiting(subject)
-    for item in (*waiting.questions, *waiting.conflicts):
+    for item in waiting.questions:
         if item.candidate.pk == candidate_id:
             return item
     raise NotFound("Nothing waiting here.")

@@ -91,7 +91,9 @@ RULES: dict[str, Rule] = {
     **{
         name: _TEXT
         for name in (
-            "content", "evidence", "entity_name", "note", "reason", "q", "name", "error", "object", "dropped",
+            "content", "evidence", "entity_name", "note", "reason", "reason_label", "q", "queue_query", "name", "error",
+            "object",
+            "dropped",
             "CandidateInput.value", "ExportFilters.actor", "ExportFilters.action",
             # Vocabulary members and schema names: screened like text (see the docstring).
             "role", "kind", "scope", "source", "field", "entity_type", "entities", "fields", "decision",

@@ -59,10 +59,12 @@ from .facts import (
     contests_closed,
     fact_payload,
     fact_publish,
+    slot_changed,
     suppress_value,
 )
 from .locks import lock_subject, lock_subjects
 from .boundary import masked_kinds, service
+from .waiting import stale_details, stale_message
 
 
 
@@ -347,6 +349,8 @@ def _apply_outcomes(rows: list, *, subject: Subject, events: list[EventDraft], n
     """Apply publications and merges in submission order, then point each candidate at its
     fact and each conflict at the fact it disagrees with (which may be one made above)."""
     fact_of_placeholder: dict[int, int] = {}
+    # The batch judged each of its items against the values its earlier items published.
+    batch = [candidate.pk for candidate, _, _ in rows]
     for index, (candidate, decision, rule) in enumerate(rows):
         if decision.publishes or decision.status == CandidateStatus.MERGED:
             fact, _ = fact_publish(
@@ -358,6 +362,7 @@ def _apply_outcomes(rows: list, *, subject: Subject, events: list[EventDraft], n
                 reason=decision.reason,
                 events=events,
                 now=now,
+                judged_already=batch,
             )
             candidate.fact = fact
             fact_of_placeholder[_placeholder(index)] = fact.pk
@@ -403,17 +408,10 @@ def _locked_candidate(*, tenant: Tenant, candidate_id: int, user_id: str | None)
 
 
 def _check_version(candidate: Candidate, version: int) -> None:
-    """Someone else deciding first is a stale version (409), checked before the state."""
+    """Someone else deciding first, or the item judged again since it was shown, is a stale
+    version (409) naming the value published now; checked before the state."""
     if candidate.version != version:
-        raise StaleVersion(
-            "Someone else decided this item first.",
-            details={
-                "current_version": candidate.version,
-                "status": candidate.status,
-                "decided_by": candidate.decided_by,
-                "decided_at": candidate.decided_at.isoformat() if candidate.decided_at else None,
-            },
-        )
+        raise StaleVersion(stale_message(candidate), details=stale_details(candidate))
 
 
 def _rule_of(tenant: Tenant, candidate: Candidate) -> FieldRule:
@@ -491,12 +489,23 @@ def candidate_reject(
     version: int,
     actor: Actor,
     note: str = "",
+    reason_label: str = "",
     user_id: str | None = None,
 ) -> Candidate:
-    """Reject a pending candidate; its value is suppressed for this slot (SPEC §3 step 6)."""
-    if actor.is_reviewer and not note.strip():
+    """Reject a pending candidate; its value is suppressed for this slot (SPEC §3 step 6).
+
+    ``reason_label``: one of the tenant's reject reasons (``Tenant.reject_reasons``), which
+    stands for the reason a reviewer must give; ``note`` adds free text to it.
+    """
+    if actor.is_reviewer and not note.strip() and not reason_label:
         raise InvalidInput("A reason is required to reject.", details={"reason": "required"})
     candidate, subject = _locked_candidate(tenant=tenant, candidate_id=candidate_id, user_id=user_id)
+    if reason_label:
+        # Read now, not from the caller's tenant: an API key's is cached for a few seconds.
+        listed = Tenant.objects.filter(pk=tenant.pk).values_list("reject_reasons", flat=True).get()
+        if reason_label not in (listed or []):
+            raise InvalidInput("Pick one of the tenant's reject reasons.", details={"reason_label": "unknown"})
+        note = f"{reason_label}: {note.strip()}" if note.strip() else reason_label
     _check_version(candidate, version)
     reason = Reason.SUBJECT_REJECTED if actor.is_subject else Reason.REVIEWER_REJECTED
     snapshot = _state_before_decision(candidate, subject)
@@ -509,6 +518,7 @@ def candidate_reject(
             reason=reason,
             note=note,
             now=timezone.now(),
+            after={"reject_reason": reason_label} if reason_label else None,
         )
     ]
     if candidate.entity_id is not None:
@@ -896,7 +906,13 @@ def candidate_undo(*, tenant: Tenant, candidate_id: int, actor: Actor) -> Candid
     )
     undo.undone_at = now
     undo.save(update_fields=["undone_at"])
-    audit.record_many(tenant.pk, [decided, *events, *reopened])
+    # The items the decision judged again face the restored value now; the candidate and
+    # those it reopened are back in the state they were judged in.
+    restored = {candidate.pk, *(event.object_id for event in reopened)}
+    rejudged = []
+    for fact in {(fact.entity_id, fact.field, fact.thread_id): fact for fact in changed}.values():
+        rejudged += slot_changed(subject=subject, fact=fact, actor=actor, now=now, judged_already=restored)
+    audit.record_many(tenant.pk, [decided, *events, *reopened, *rejudged])
     if changed:
         schedule_projection(subject.pk)
     return candidate

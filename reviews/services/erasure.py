@@ -65,7 +65,7 @@ from .audit_export import audit_exports_purge
 from .dry_run import dry_run_examples_forget
 from ..domain import SELF_ALIASES
 from .entities import USER_ENTITY_TYPE
-from .facts import _get_fact_for_update, suppress_value
+from .facts import _get_fact_for_update, slot_changed, suppress_value
 from .locks import lock_subject
 from ..recall.records import recall_records_flush
 from ..selectors.erasure import deletion_scope
@@ -263,7 +263,8 @@ def forget_facts(
        are. All lose their value and evidence, and their versions are deleted.
     3. The candidates matched by ``candidates`` or holding one of the values in the same
        slot: deleted, or (``delete_candidates=False``, expiry) kept with the value blanked
-       so quality figures still count them.
+       so quality figures still count them. What still waits in an ended fact's slot is
+       judged again (:func:`reviews.services.facts.slot_changed`).
     4. Cut the values out of the subject's remaining text; delete the readable audit
        payloads that carried them or were about the deleted objects (and ``objects``);
        retire export files holding those rows.
@@ -280,8 +281,9 @@ def forget_facts(
     receipt.count("store_items", _projection_keys(facts))
     receipt.count("embeddings", rows_deleted(FactEmbedding.objects.filter(fact_id__in=fact_ids)))
     receipt.count("facts", len(facts))
+    live = [fact for fact in facts if fact.status in LIVE_FACT_STATUSES]
     events = transitions.facts_end(
-        [fact for fact in facts if fact.status in LIVE_FACT_STATUSES],
+        live,
         transition,
         subject=subject,
         actor=actor,
@@ -311,6 +313,10 @@ def forget_facts(
         receipt.redacted["candidates"] += Candidate.objects.filter(pk__in=candidate_ids).update(
             value="", evidence="", note=""
         )
+
+    # What is left waiting in those slots faces a value no longer published (SPEC §4).
+    for fact in {(fact.entity_id, fact.field, fact.thread_id): fact for fact in live}.values():
+        events += slot_changed(subject=subject, fact=fact, actor=actor, now=receipt.at)
 
     pattern = value_pattern(values)
     if pattern is not None:

@@ -6,6 +6,7 @@ unique constraints on :class:`Fact` hold the invariants even if a caller forgot.
 """
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import timedelta
 
 from django.utils import timezone
@@ -16,7 +17,6 @@ from ..actors import POLICY, Actor
 from ..audit import EventDraft
 from ..errors import InvalidInput, NotFound, StaleVersion
 from ..models import (
-    OPEN_CANDIDATE_STATUSES,
     AuditAction,
     Candidate,
     CandidateFlag,
@@ -25,7 +25,6 @@ from ..models import (
     Fact,
     FactStatus,
     FactVersion,
-    MemoryScope,
     Reason,
     Sensitivity,
     Subject,
@@ -40,6 +39,7 @@ from ..policy.transitions import fact_payload
 from .entities import EntityResolver
 from .locks import lock_subject
 from .boundary import service
+from .waiting import Slot, waiting_rejudge
 
 
 def clean_value(value: str) -> str:
@@ -97,6 +97,7 @@ def fact_publish(
     keep: bool = False,
     events: list[EventDraft],
     now=None,
+    judged_already: Collection[int] = (),
 ) -> tuple[Fact, bool]:
     """Publish ``value`` for the candidate's slot; returns (fact, merged).
 
@@ -105,8 +106,8 @@ def fact_publish(
     3. A `one` field with another value, or the contested fact this candidate upholds: a
        new version of the same fact row (a contested one is reinstated).
     4. Otherwise: a new fact (for `many` fields, one row per distinct value).
-    5. Record the version and its event; a `one` field's older open candidates are
-       superseded.
+    5. Record the version and its event, then judge the slot's other waiting items again
+       (:func:`slot_changed`; ``judged_already``: ids a batch judged against this value).
     """
     now = now or timezone.now()
     slot = _slot_facts(candidate, subject).filter(status=FactStatus.ACTIVE)
@@ -167,8 +168,9 @@ def fact_publish(
             fact, action, subject=subject, actor=actor, before=before, after=fact_payload(fact), reason_code=reason
         )
     )
-    if rule.cardinality == Cardinality.ONE and candidate.scope == MemoryScope.LONG_TERM:
-        _supersede_older_open_candidates(candidate=candidate, subject=subject, events=events)
+    events += slot_changed(
+        subject=subject, fact=fact, actor=actor, now=now, published_by=candidate, judged_already=judged_already
+    )
     schedule_projection(subject.pk)
     return fact, False
 
@@ -249,29 +251,28 @@ def _slot_facts(candidate: Candidate, subject: Subject):
     )
 
 
-def _supersede_older_open_candidates(*, candidate: Candidate, subject: Subject, events: list[EventDraft]) -> None:
-    """Open candidates for the same `one` slot that a newer value beat to publication."""
-    older = Candidate.objects.filter(
+def slot_changed(
+    *,
+    subject: Subject,
+    fact: Fact,
+    actor: Actor,
+    now,
+    published_by: Candidate | None = None,
+    judged_already: Collection[int] = (),
+) -> list[EventDraft]:
+    """The published value of ``fact``'s slot changed: its waiting items are judged again
+    (``services.waiting``) and the contests that made moot are closed with their facts."""
+    rejudged = waiting_rejudge(
         subject=subject,
-        entity_id=candidate.entity_id,
-        field=candidate.field,
-        thread_id=candidate.thread_id,
-        status__in=OPEN_CANDIDATE_STATUSES,
-        # Ids grow with arrival (a batch shares one timestamp), so they order "older".
-        pk__lt=candidate.pk,
+        slot=Slot.of_fact(fact),
+        actor=actor,
+        now=now,
+        published_by=published_by,
+        judged_already=judged_already,
     )
-    older = list(older.select_for_update().only("pk", "status", "version", "flags", "conflict_fact_id"))
-    # One UPDATE for them all; the version bump makes any reviewer holding one stale (409).
-    events += transitions.candidates_close(
-        [(c.pk, c.status, c.version) for c in older],
-        transitions.CANDIDATE_SUPERSEDE,
-        subject=subject,
-        actor=POLICY,
-        reason=Reason.NEWER_CANDIDATE,
-        now=timezone.now(),
-        after={"by_candidate": candidate.pk},
+    return rejudged.events + contests_closed(
+        candidates=rejudged.closed, subject=subject, actor=POLICY, reason=Reason.NEWER_CANDIDATE
     )
-    events += contests_closed(candidates=older, subject=subject, actor=POLICY, reason=Reason.NEWER_CANDIDATE)
 
 
 def suppress_value(*, subject: Subject, entity_id: int, field: str, value: str) -> None:
@@ -391,17 +392,15 @@ def fact_edit(
         reason=reason[:200],
         created_at=now,
     )
-    audit.record(
-        tenant.pk,
-        transitions.fact_event(
-            fact,
-            AuditAction.FACT_EDITED,
-            subject=subject,
-            actor=actor,
-            before=before,
-            after={**fact_payload(fact), **({"entity_created": value} if created else {})},
-            reason=reason,
-        ),
+    edited = transitions.fact_event(
+        fact,
+        AuditAction.FACT_EDITED,
+        subject=subject,
+        actor=actor,
+        before=before,
+        after={**fact_payload(fact), **({"entity_created": value} if created else {})},
+        reason=reason,
     )
+    audit.record_many(tenant.pk, [edited, *slot_changed(subject=subject, fact=fact, actor=actor, now=now)])
     schedule_projection(subject.pk)
     return fact

@@ -293,7 +293,9 @@ def relation_labels_set(*, tenant: Tenant, name: str, labels: Mapping, actor: Ac
 
 THRESHOLDS = ("reject_below", "confirm_below", "auto_approve_at")
 RETENTIONS = ("sensitive_retention_days", "message_retention_days", "thread_idle_days")
-POLICY_SETTINGS = (*THRESHOLDS, "source_priority", "allowed_relation_names", *RETENTIONS)
+POLICY_SETTINGS = (*THRESHOLDS, "source_priority", "allowed_relation_names", *RETENTIONS, "reject_reasons")
+# A reject reason is a short label a reviewer picks from a list, not a paragraph.
+MAX_REJECT_REASONS, MAX_REJECT_REASON_LENGTH = 30, 120
 SOURCE_PRIORITY_MAX = 100
 
 
@@ -344,6 +346,21 @@ def _check_source_priority(priority) -> None:
         )
 
 
+def _check_reject_reasons(reasons) -> None:
+    """The tenant's list of reject reasons: distinct, short, non-empty labels."""
+    if (
+        not isinstance(reasons, list)
+        or len(reasons) > MAX_REJECT_REASONS
+        or not all(isinstance(r, str) and r.strip() == r and 0 < len(r) <= MAX_REJECT_REASON_LENGTH for r in reasons)
+        or len(set(reasons)) != len(reasons)
+    ):
+        raise InvalidInput(
+            f"reject_reasons is a list of at most {MAX_REJECT_REASONS} distinct labels of 1 to "
+            f"{MAX_REJECT_REASON_LENGTH} characters.",
+            details={"reject_reasons": "invalid"},
+        )
+
+
 def _check_policy(policy: dict) -> None:
     _check_thresholds(policy)
     _check_source_priority(policy["source_priority"])
@@ -355,6 +372,7 @@ def _check_policy(policy: dict) -> None:
             "allowed_relation_names is a list of lowercase names, or empty for any.",
             details={"allowed_relation_names": names},
         )
+    _check_reject_reasons(policy["reject_reasons"])
     for name in RETENTIONS:
         days = policy[name]
         if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_RETENTION_DAYS:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import secrets as token_source
 import time
+from datetime import datetime
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -52,18 +53,33 @@ def tenant_create(*, slug: str, name: str = "", actor: Actor = SYSTEM) -> Tenant
 
 @service
 def api_key_create(
-    *, tenant: Tenant, scopes: list[str], source: str = Source.CHAT, name: str = "", actor: Actor = SYSTEM
+    *,
+    tenant: Tenant,
+    scopes: list[str],
+    source: str = Source.CHAT,
+    name: str = "",
+    expires_at: datetime | None = None,
+    actor: Actor = SYSTEM,
 ) -> tuple[ApiKey, str]:
-    """Create a key; returns the row and the raw key, which is never stored or shown again."""
+    """Create a key; returns the row and the raw key, which is never stored or shown again.
+    ``expires_at``: refused from then on (in the future, or the key would be born dead)."""
     unknown = sorted(set(scopes) - set(Scope.values))
     if unknown or not scopes:
         raise InvalidInput("Unknown or missing scopes.", details={"unknown": unknown, "allowed": list(Scope.values)})
     if source not in API_KEY_SOURCES:
         raise InvalidInput("A key's source is chat or business_system.", details={"source": source})
+    if expires_at is not None and expires_at <= timezone.now():
+        raise InvalidInput("A key's expiry must be in the future.", details={"expires_at": expires_at.isoformat()})
     prefix = token_source.token_hex(4)
     raw_key = f"{KEY_PREFIX}_{prefix}_{token_source.token_urlsafe(32)}"
     key = ApiKey.objects.create(
-        tenant=tenant, name=name, prefix=prefix, key_hash=hash_api_key(raw_key), scopes=sorted(set(scopes)), source=source
+        tenant=tenant,
+        name=name,
+        prefix=prefix,
+        key_hash=hash_api_key(raw_key),
+        scopes=sorted(set(scopes)),
+        source=source,
+        expires_at=expires_at,
     )
     audit.record(
         tenant.pk,
@@ -81,6 +97,8 @@ def api_key_snapshot(key: ApiKey) -> dict:
         "scopes": key.scopes,
         "source": key.source,
         "revoked_at": key.revoked_at.isoformat() if key.revoked_at else None,
+        "expires_at": key.expires_at.isoformat() if key.expires_at else None,
+        "replaced_by": key.replaced_by,
     }
 
 
@@ -123,7 +141,7 @@ def api_key_authenticate(raw_key: str) -> ApiKey | None:
     digest = hash_api_key(raw_key)
     cached = _authenticated_keys.get(digest)
     if cached is not None and cached[0] > time.monotonic():
-        return cached[1]
+        return _unexpired(cached[1])
     key_columns, tenant_columns = _ApiKeyLookup.columns()
     with connection.cursor() as cursor:
         cursor.execute(_ApiKeyLookup.sql(), [digest])
@@ -137,6 +155,13 @@ def api_key_authenticate(raw_key: str) -> ApiKey | None:
         if len(_authenticated_keys) >= _AUTHENTICATED_KEYS_MAX:
             _authenticated_keys.clear()
         _authenticated_keys[digest] = (time.monotonic() + ttl, key)
+    return _unexpired(key)
+
+
+def _unexpired(key: ApiKey) -> ApiKey | None:
+    """An expired key is refused on its first call after the hour, cached or not."""
+    if key.expires_at is not None and key.expires_at <= timezone.now():
+        return None
     return key
 
 

@@ -39,6 +39,7 @@ REASON_LABELS = {
     Reason.SUBJECT_CONFIRMED: _("confirmed by the user"),
     Reason.SUBJECT_REJECTED: _("rejected by the user"),
     Reason.NEWER_CANDIDATE: _("a newer value came first"),
+    Reason.SAME_AS_PUBLISHED: _("its value was published meanwhile"),
     Reason.ERASED: _("erased"),
 }
 

@@ -72,6 +72,10 @@ KEEP_RETENTION, KEEP_UNTIL_DELETED = "retention", "forever"
 # What the services may tell a subject; pages translate an error's message by its text.
 SERVICE_MESSAGES = [
     gettext_noop("Someone else decided this item first."),
+    gettext_noop("This item is waiting for a reviewer, not for you."),
+    gettext_noop("This item changed since you loaded it: look at it again before deciding."),
+    gettext_noop("This item was closed: the value it proposes is published now."),
+    gettext_noop("This item was closed: a newer value for its field was published."),
     gettext_noop("The value cannot be empty."),
     gettext_noop("The value is longer than 1000 characters."),
     gettext_noop("The value contains a null character."),
@@ -391,7 +395,7 @@ def fact_contest_view(request, fact_id: int):
 
 def _waiting_page(request, *, error: DomainError | None = None, error_item: int | None = None, status=200):
     waiting = subject_waiting(request.subject)
-    if error_item not in {item.candidate.pk for item in (*waiting.questions, *waiting.conflicts)}:
+    if error_item not in {item.candidate.pk for item in waiting.questions}:
         error_item = None  # the item is gone (decided meanwhile): say so at the top
     context = _context(request, waiting=waiting, error=error, error_item=error_item, tab="waiting")
     return render(request, "portal/waiting.html", context, status=status)

@@ -24,7 +24,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_GET, require_POST
 
-from ..actors import Actor
+from ..actors import POLICY, Actor
 from ..errors import DomainError, InvalidInput, InvalidTransition, NotFound, StaleVersion
 from ..models import (
     OPEN_CANDIDATE_STATUSES,
@@ -74,6 +74,7 @@ from ..services.candidates import (
 )
 from ..services.claims import candidates_claim, candidates_claims_renew, candidates_release
 from ..services.entities import entity_merge
+from ..services.waiting import stale_details
 from ..web.widgets import QuickSelect
 
 CLAIM_SIZES = (5, 10, 20, 50)
@@ -397,6 +398,7 @@ def _item_context(request, *, here: str, **extra) -> dict:
         "viewer": str(Actor.reviewer(request.user)),
         "undo_seconds": UNDO_SECONDS,
         "claim_sizes": CLAIM_SIZES,
+        "reject_reasons": request.tenant.reject_reasons,
         **extra,
     }
 
@@ -417,6 +419,8 @@ class DecisionForm(forms.Form):
     version = forms.IntegerField(min_value=1)
     value = forms.CharField(required=False, strip=False, max_length=4000)
     note = forms.CharField(required=False, max_length=2000)
+    # One of the tenant's reject reasons (Tenant.reject_reasons); the note adds to it.
+    reason_label = forms.CharField(required=False, max_length=200)
     resolution = forms.ChoiceField(choices=[(r, r) for r in Resolution.ALL], required=False)
 
 
@@ -457,6 +461,8 @@ def done_message(kind: ReviewDecision, decided: Candidate, *, resolution: str = 
 def stale_message(candidate: Candidate, *, opened: bool = False) -> str:
     """Who decided first and what they decided, for the reviewer who came second: whose
     decision was refused, or who only opened the item (nothing of theirs was sent)."""
+    if candidate.is_open or candidate.reason in (Reason.SAME_AS_PUBLISHED, Reason.NEWER_CANDIDATE):
+        return rejudged_message(candidate, opened=opened)
     who = actor_names([candidate.decided_by]).get(candidate.decided_by) or _("someone")
     text = _(
         "%(who)s decided this item first: %(status)s (%(field)s = “%(value)s”) at %(when)s. "
@@ -474,12 +480,31 @@ def stale_message(candidate: Candidate, *, opened: bool = False) -> str:
     }
 
 
+def rejudged_message(candidate: Candidate, *, opened: bool = False) -> str:
+    """The published value of the item's field changed after it was shown: it was judged
+    again (a conflict with the value published now, or closed), naming that value."""
+    current = stale_details(candidate).get("current_value")
+    if current is None:
+        text = _("Nothing is published for %(field)s any more; this item was judged again.")
+    elif candidate.is_open:
+        text = _("The published value of %(field)s changed to “%(current)s”; this item was judged again.")
+    else:
+        text = _("%(field)s = “%(current)s” was published meanwhile; this item was closed (%(status)s).")
+    tail = _("It is shown as it is now.") if opened else _("Your decision was not applied.")
+    return "%s %s" % (
+        text % {"field": candidate.field, "current": current, "status": candidate.get_status_display()},
+        tail,
+    )
+
+
 def error_message(error: DomainError) -> str:
     """A domain error in the reviewer's language, chosen by its code and details."""
     details = error.details or {}
     if isinstance(error, InvalidInput):
         if details.get("reason") == "required":
             return _("A reason is required to reject.")
+        if details.get("reason_label") == "unknown":
+            return _("Pick one of the tenant's reject reasons.")
         value_problem = details.get("value")
         if value_problem == "empty":
             return _("The value cannot be empty.")
@@ -584,7 +609,9 @@ def approve(request, pk: int):
 
 @decider_view
 def reject(request, pk: int):
-    return _decide(request, pk, ReviewDecision.REJECT, candidate_reject)
+    return _decide(
+        request, pk, ReviewDecision.REJECT, candidate_reject, lambda data: {"reason_label": data["reason_label"]}
+    )
 
 
 @decider_view
@@ -768,6 +795,13 @@ def bulk_notices(decision: str, outcome) -> tuple[str, list[tuple[str, str]]]:
     details = []
     names = actor_names({item.get("decided_by", "") for item in outcome.stale})
     for item in outcome.stale:
+        if item.get("status") in OPEN_CANDIDATE_STATUSES or item.get("decided_by") == str(POLICY):
+            details.append((
+                Notice.STALE,
+                _("Item #%(id)s was judged again: the published value is now “%(current)s”; it was left as it was.")
+                % {"id": item["id"], "current": item.get("current_value") or "—"},
+            ))
+            continue
         details.append((
             Notice.STALE,
             _("Item #%(id)s was already decided by %(who)s (%(status)s); it was left as it was.")

@@ -10,6 +10,7 @@ Only tenant admins get here: other staff are refused (403), strangers find nothi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 from functools import wraps
 from typing import Callable
 
@@ -20,6 +21,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
@@ -46,7 +48,7 @@ from ..models import (
 )
 from ..permissions import can_administer, staff_tenant
 from ..selectors.queue import actor_names
-from ..services import governance, tenants
+from ..services import api_keys, governance, tenants
 
 GOVERNANCE_ACTIONS = (
     AuditAction.TENANT_SCHEMA_CHANGED,
@@ -54,6 +56,7 @@ GOVERNANCE_ACTIONS = (
     AuditAction.TENANT_EXTRACTOR_CHANGED,
     AuditAction.API_KEY_CREATED,
     AuditAction.API_KEY_REVOKED,
+    AuditAction.API_KEY_ROTATED,
     AuditAction.STAFF_ADDED,
     AuditAction.STAFF_ROLE_CHANGED,
     AuditAction.STAFF_REMOVED,
@@ -135,6 +138,10 @@ class PolicyForm(forms.Form):
     sensitive_retention_days = forms.IntegerField(min_value=1, label=gettext_lazy("Sensitive facts kept (days)"))
     message_retention_days = forms.IntegerField(min_value=1, label=gettext_lazy("Messages kept (days)"))
     thread_idle_days = forms.IntegerField(min_value=1, label=gettext_lazy("A thread ends after idle (days)"))
+    reject_reasons = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 4}), label=gettext_lazy("Reject reasons"),
+        help_text=gettext_lazy("One a line: what reviewers pick from to reject (they may add free text)."),
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -149,6 +156,7 @@ class PolicyForm(forms.Form):
         policy = governance.policy_snapshot(tenant)
         initial = {name: policy[name] for name in governance.POLICY_SETTINGS if name != "source_priority"}
         initial["allowed_relation_names"] = ", ".join(policy["allowed_relation_names"] or [])
+        initial["reject_reasons"] = "\n".join(policy["reject_reasons"])
         initial.update({f"priority_{source}": rank for source, rank in policy["source_priority"].items()})
         return initial
 
@@ -157,6 +165,7 @@ class PolicyForm(forms.Form):
         policy = {name: data[name] for name in governance.POLICY_SETTINGS if name in data}
         names = [name.strip() for name in data["allowed_relation_names"].split(",") if name.strip()]
         policy["allowed_relation_names"] = names or None
+        policy["reject_reasons"] = [line.strip() for line in data["reject_reasons"].splitlines() if line.strip()]
         policy["source_priority"] = {source: data[f"priority_{source}"] for source in Source.values}
         return policy
 
@@ -184,6 +193,22 @@ class KeyCreateForm(forms.Form):
     )
     source = forms.ChoiceField(
         choices=[(s.value, s.label) for s in tenants.API_KEY_SOURCES], label=gettext_lazy("Source of its candidates")
+    )
+    expires_at = forms.DateTimeField(
+        required=False,
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
+        label=gettext_lazy("Expires (optional)"),
+        help_text=gettext_lazy("Refused from then on. Empty: until revoked."),
+    )
+
+
+class KeyRotateForm(forms.Form):
+    grace_hours = forms.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=int(api_keys.MAX_GRACE.total_seconds() // 3600),
+        label=gettext_lazy("Grace period (hours)"),
+        help_text=gettext_lazy("How long the old key keeps working beside the new one. Empty: the site's default."),
     )
 
 
@@ -474,7 +499,7 @@ def key_create(request, form):
     def check():
         data = form.cleaned_data
         return [Row("name", None, data["name"] or "—"), Row("scopes", None, ", ".join(sorted(data["scopes"]))),
-                Row("source", None, data["source"])]
+                Row("source", None, data["source"]), Row("expires_at", None, data["expires_at"] or "—")]
 
     def save():
         key, raw_key = tenants.api_key_create(tenant=tenant, actor=request.actor, **form.cleaned_data)
@@ -503,6 +528,41 @@ def key_revoke(request, form, prefix: str):
         return prefix, ""
 
     operation = Operation("key-revoke", _("Revoke API key %(prefix)s") % {"prefix": prefix}, form, check, save)
+    return operation
+
+
+@_console_step("keys", KeyRotateForm)
+def key_rotate(request, form, prefix: str):
+    """A new key with the same scopes, shown once; the old one ends after the grace period."""
+    tenant = request.tenant
+
+    def grace() -> timedelta:
+        hours = form.cleaned_data["grace_hours"]
+        return timedelta(hours=hours) if hours is not None else timedelta(
+            seconds=settings.MEMORY_API_KEY_ROTATION_GRACE_SECONDS
+        )
+
+    def check():
+        key = ApiKey.objects.filter(tenant=tenant, prefix=prefix).first()
+        if key is None or not key.is_live(timezone.now()) or key.replaced_by:
+            raise DomainError(_("Only a live key that was not rotated yet can be rotated."))
+        ends = timezone.now() + grace()
+        if key.expires_at is not None and key.expires_at < ends:
+            ends = key.expires_at
+        operation.warning = _(
+            "The old key keeps working until %(ends)s; move its agents to the new key before then."
+        ) % {"ends": formats.localize(timezone.localtime(ends))}
+        return [
+            Row(_("key %(prefix)s (%(name)s)") % {"prefix": prefix, "name": key.name or "—"}, _("live"),
+                _("ends %(when)s") % {"when": formats.localize(timezone.localtime(ends))}),
+            Row(_("new key"), None, ", ".join(key.scopes)),
+        ]
+
+    def save():
+        _new, raw_key, old = api_keys.api_key_rotate(tenant=tenant, prefix=prefix, actor=request.actor, grace=grace())
+        return old.prefix, raw_key
+
+    operation = Operation("key-rotate", _("Rotate API key %(prefix)s") % {"prefix": prefix}, form, check, save)
     return operation
 
 

@@ -24,7 +24,7 @@ def test_it_creates_a_key_shown_once(admin_client_key, tenant):
     response = admin_client_key.post_json(URL, {"scopes": ["recall", "ingest"], "source": "business_system", "name": "crm"})
     assert response.status_code == 201, response.content
     body = response.json()
-    assert set(body) == {"key", "prefix", "scopes", "source", "name"}
+    assert set(body) == {"key", "prefix", "scopes", "source", "name", "expires_at"} and body["expires_at"] is None
     assert (body["scopes"], body["source"], body["name"]) == (["ingest", "recall"], "business_system", "crm")
     assert response["Cache-Control"] == "no-store"
     key = ApiKey.objects.get(prefix=body["prefix"])

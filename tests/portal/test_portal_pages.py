@@ -6,8 +6,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from reviews.actors import Actor
 from reviews.models import AuditEvent, Candidate, DeletionStatus, Fact, FactDeletion, Message, Subject, SuppressedValue
 from reviews.policy.normalize import value_digest
+from reviews.services.candidates import candidate_defer
 from tests.conftest import candidate
 
 
@@ -95,9 +97,11 @@ class TestWaiting:
         assert "not sure we understood you" in card(alice.unsure)
         assert "Keep it for" not in card(alice.unsure)
         assert "You mentioned this as a plan" in card(alice.plan)
-        conflict = card(alice.conflict)
-        assert "Which one is right?" in conflict
-        assert conflict.index("MySQL") < conflict.index("PostgreSQL")  # side by side: ours, then theirs
+        # A conflict waiting for a reviewer is shown, not decided (SPEC §4): ours, then theirs.
+        checking = re.sub(r"\s+", " ", html[html.index('id="conflicts-heading"') :])
+        assert "Our team is checking" in checking and f'data-candidate="{alice.conflict.pk}"' in checking
+        assert checking.index("MySQL") < checking.index("PostgreSQL")
+        assert f'id="item-{alice.conflict.pk}"' not in html and f"/me/waiting/{alice.conflict.pk}/" not in html
 
     @pytest.mark.parametrize("keep,expected_days", [("retention", 90), ("forever", None)])
     def test_confirming_a_sensitive_item_with_a_retention_choice(self, tenant, alice, alice_client, keep, expected_days):
@@ -139,10 +143,16 @@ class TestWaiting:
         "resolution,value,expected",
         [("keep_old", "", "MySQL"), ("take_new", "", "PostgreSQL"), ("edit", "SQLite", "SQLite")],
     )
-    def test_settling_a_conflict(self, alice, alice_client, resolution, value, expected):
+    def test_settling_a_conflict_a_reviewer_sent_to_them(self, tenant, reviewer, alice, alice_client, resolution, value, expected):
+        # A reviewer asked the subject (pending_user): now it is theirs to settle.
+        deferred = candidate_defer(
+            tenant=tenant, candidate_id=alice.conflict.pk, version=alice.conflict.version, actor=Actor.reviewer(reviewer)
+        )
+        card = alice_client.get("/me/waiting/").content.decode()
+        assert f'action="/me/waiting/{alice.conflict.pk}/settle/"' in card
         response = alice_client.post(
             f"/me/waiting/{alice.conflict.pk}/settle/",
-            {"version": alice.conflict.version, "resolution": resolution, "value": value},
+            {"version": deferred.version, "resolution": resolution, "value": value},
         )
         assert response.status_code == 302
         assert Fact.objects.get(pk=alice.database.pk).value == expected
@@ -156,16 +166,16 @@ class TestWaiting:
         body = response.content.decode()
         assert f'id="item-{alice.plan.pk}"' in body and "<html" not in body
         assert "we will remember it" in body
-        # The badge in the tabs is swapped out of band with the new count (4 waiting, now 3).
+        # The badge in the tabs is swapped out of band with the new count (3 waiting for
+        # them, now 2; the conflict waits for a reviewer and is not counted).
         badge = re.search(r'<a id="waiting-tab"[^>]*hx-swap-oob="true"[^>]*>.*?</a>', body, re.S)
-        assert badge and '<span class="badge"' in badge.group(0) and ">3</span>" in badge.group(0)
+        assert badge and '<span class="badge"' in badge.group(0) and ">2</span>" in badge.group(0)
 
     def test_the_badge_goes_when_nothing_is_left(self, alice, alice_client):
-        for item in (alice.sensitive, alice.unsure, alice.plan):
+        for item in (alice.sensitive, alice.unsure):
             alice_client.post(f"/me/waiting/{item.pk}/reject/", {"version": item.version})
         body = alice_client.post(
-            f"/me/waiting/{alice.conflict.pk}/settle/", {"version": alice.conflict.version, "resolution": "keep_old"},
-            HTTP_HX_REQUEST="true",
+            f"/me/waiting/{alice.plan.pk}/reject/", {"version": alice.plan.version}, HTTP_HX_REQUEST="true"
         ).content.decode()
         badge = re.search(r'<a id="waiting-tab"[^>]*hx-swap-oob="true"[^>]*>.*?</a>', body, re.S)
         assert badge and "badge" not in badge.group(0).replace('id="waiting-tab"', "")
@@ -178,7 +188,8 @@ class TestWaiting:
             f"/me/waiting/{alice.unsure.pk}/reject/", {"version": 99}, HTTP_HX_REQUEST="true"
         )
         assert fragment.status_code == 409
-        assert "Someone else decided" in fragment.content.decode() and "<html" not in fragment.content.decode()
+        assert "This item changed since you loaded it" in fragment.content.decode()
+        assert "<html" not in fragment.content.decode()
 
     def test_a_bad_form_is_a_400_not_a_500(self, alice, alice_client):
         for data in ({}, {"version": "x"}, {"version": 1, "keep": "always"}):
@@ -434,8 +445,8 @@ class TestLanguages:
 
 
 class TestOnlyWhatIsTheirs:
-    """The subject decides `pending_user` items and conflicts with their own facts, never
-    an item waiting for a reviewer (SPEC §4)."""
+    """The subject decides `pending_user` items and their own facts, never an item waiting
+    for a reviewer (SPEC §4; every kind of such item: tests/portal/test_subject_guard.py)."""
 
     @pytest.fixture
     def for_review(self, tenant, submit, alice):
@@ -454,7 +465,7 @@ class TestOnlyWhatIsTheirs:
     )
     def test_an_item_waiting_for_a_reviewer_is_refused(self, tenant, for_review, alice_client, action, data):
         response = alice_client.post(f"/me/waiting/{for_review.pk}/{action}/", {"version": for_review.version, **data})
-        assert response.status_code == 409
+        assert response.status_code == 403
         item = Candidate.objects.get(pk=for_review.pk)
         assert (item.status, item.version, item.decided_by) == ("pending_review", for_review.version, "")
         assert not Fact.objects.filter(subject__user_id="alice", field="language").exists()
@@ -464,6 +475,6 @@ class TestOnlyWhatIsTheirs:
         alice_client.post(f"/me/facts/{alice.role.pk}/contest/", {"note": "I left that job"})
         contest = Candidate.objects.get(subject__user_id="alice", flags__contains=["contested"])
         response = alice_client.post(f"/me/waiting/{contest.pk}/confirm/", {"version": contest.version})
-        assert response.status_code == 409
+        assert response.status_code == 403
         assert Candidate.objects.get(pk=contest.pk).status == "pending_review"
         assert Fact.objects.get(pk=alice.role.pk).status == "contested"

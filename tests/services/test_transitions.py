@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from reviews.policy import transitions
 from reviews.actors import SYSTEM, Actor
-from reviews.errors import InvalidTransition
+from reviews.errors import Forbidden, InvalidTransition
 from reviews.models import AuditAction, Candidate, CandidateStatus, Fact, FactStatus
 from tests.conftest import candidate
 
@@ -119,14 +119,19 @@ def test_each_candidate_transition_bumps_the_version_and_names_its_action(pendin
     assert (row.status, row.version, row.decided_by) == (transition.target, version + 1, "system")
 
 
+@pytest.mark.parametrize("conflict", [False, True], ids=["plain", "conflict"])
 @pytest.mark.parametrize("transition", [transitions.CANDIDATE_APPROVE, transitions.CANDIDATE_REJECT])
-def test_the_subject_cannot_decide_an_item_waiting_for_a_reviewer(pending, transition):
-    assert pending.status == CandidateStatus.PENDING_REVIEW and not pending.has_conflict
-    with pytest.raises(InvalidTransition), transaction.atomic():
+def test_the_subject_cannot_decide_an_item_waiting_for_a_reviewer(pending, transition, conflict):
+    """SPEC §4: never an item waiting for a reviewer, a conflict included (the subject may
+    contest the published fact instead)."""
+    pending.has_conflict = conflict
+    assert pending.status == CandidateStatus.PENDING_REVIEW
+    with pytest.raises(Forbidden), transaction.atomic():
         transitions.candidate_decide(
             pending, transition, subject=pending.subject, actor=Actor.subject("alice"), reason="", now=NOW
         )
-    assert Candidate.objects.get(pk=pending.pk).status == CandidateStatus.PENDING_REVIEW
+    row = Candidate.objects.get(pk=pending.pk)
+    assert (row.status, row.version) == (CandidateStatus.PENDING_REVIEW, pending.version)
 
 
 def test_no_module_but_transitions_changes_a_status():
