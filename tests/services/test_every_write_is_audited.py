@@ -23,6 +23,7 @@ from reviews.exports import ExportFilters
 from reviews.extraction.rules import RuleExtractor
 from reviews.models import AuditAction, AuditEvent, Candidate, Entity, Fact, Message, Role, Source
 from reviews.services import (
+    api_keys,
     audit_export,
     candidates,
     claims,
@@ -35,6 +36,7 @@ from reviews.services import (
     ingest,
     portal,
     retention,
+    saved_views,
     tenants,
 )
 from tests.conftest import candidate, store_message
@@ -50,11 +52,12 @@ BUILDING_BLOCKS = {
     "facts.contests_closed": "returns its events to candidate_reject / fact_publish",
     "erasure.forget_facts": "returns its events to fact_erase, facts_delete, subject_expire",
     "erasure.receipt_event": "builds the receipt event its caller records",
-    "recall.recall_perform": "a read: its trace is the recall record (SPEC §5), not an audit event",
     "ingest.message_extract_until_settled": "loops message_extract, walked below",
     "deletions.fact_erase_preview": "a dry run: the erasure it runs is rolled back, nothing stays",
     "candidates.check_bulk_decision": "a check the pages run before confirming: raises or returns, writes nothing",
     "claims.candidates_claims_renew": "extends the actor's own live claims: activity, not a change of who holds what",
+    "facts.slot_changed": "returns the re-judged items' events to the service that changed the published value",
+    "waiting.waiting_rejudge": "returns its events (candidate.rejudged) to slot_changed's caller",
 }
 
 
@@ -184,6 +187,17 @@ SCENARIOS = {
     "tenants.api_key_revoke": lambda w: tenants.api_key_revoke(
         tenant=w.tenant, prefix=tenants.api_key_create(tenant=w.tenant, scopes=["recall"])[0].prefix, actor=ADMIN
     ),
+    "api_keys.api_key_rotate": lambda w: api_keys.api_key_rotate(
+        tenant=w.tenant, prefix=tenants.api_key_create(tenant=w.tenant, scopes=["recall"])[0].prefix, actor=ADMIN
+    ),
+    "saved_views.saved_view_save": lambda w: saved_views.saved_view_save(
+        tenant=w.tenant, owner=w.reviewer, name="mine", queue_query="field=location", actor=ADMIN
+    ),
+    "saved_views.saved_view_delete": lambda w: saved_views.saved_view_delete(
+        tenant=w.tenant, owner=w.reviewer, actor=ADMIN, view_id=saved_views.saved_view_save(
+            tenant=w.tenant, owner=w.reviewer, name="mine", queue_query="field=location", actor=ADMIN
+        ).pk,
+    ),
     "tenants.staff_create": _staff,
     "tenants.staff_add": _staff_add,
     "tenants.staff_role_change": lambda w: _staff(
@@ -250,7 +264,7 @@ SCENARIOS = {
         tenant=w.tenant, source_id=w.other_project.pk, target_id=w.database.entity_id, actor=ADMIN
     ),
     "facts.fact_edit": lambda w: facts.fact_edit(tenant=w.tenant, fact_id=w.name.pk, value="Alicia", actor=ADMIN),
-    "facts.fact_delete": lambda w: facts.fact_delete(tenant=w.tenant, fact_id=w.name.pk, actor=ADMIN),
+    "erasure.fact_delete": lambda w: erasure.fact_delete(tenant=w.tenant, fact_id=w.name.pk, actor=ADMIN),
     "erasure.fact_erase": lambda w: erasure.fact_erase(tenant=w.tenant, fact_id=w.name.pk, actor=ADMIN),
     "erasure.facts_delete": lambda w: erasure.facts_delete(
         tenant=w.tenant, user_id="alice", field="name", actor=ADMIN
