@@ -27,7 +27,7 @@ class Env(environ.Env):
         return [item.strip() for item in self.str(var, default=default).split(",") if item.strip()]
 
 
-# Every variable below is in the README's settings table (tests/core/test_settings.py checks).
+# Every variable below is in docs/configuration.md's table (tests/core/test_settings.py checks).
 env = Env()
 
 DEBUG = env.bool("DJANGO_DEBUG", default=True)
@@ -185,7 +185,7 @@ WHITENOISE_AUTOREFRESH = DEBUG
 MEDIA_ROOT = Path(env.str("MEMORY_MEDIA_ROOT", default=str(BASE_DIR / "var")))
 
 # --- Security -----------------------------------------------------------------------------
-# The README's "Security" section explains each choice; production (DJANGO_DEBUG=0) gets the
+# docs/operations.md's "Security" section explains each choice; production (DJANGO_DEBUG=0) gets the
 # strict values by default, so `manage.py check --deploy` is clean (tests/core/test_deploy.py).
 SESSION_COOKIE_HTTPONLY = True
 # A staff session ends after a working day, not Django's default fortnight; a password

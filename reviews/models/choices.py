@@ -181,7 +181,7 @@ class ActorKind(models.TextChoices):
 class AuditAction(models.TextChoices):
     """Every action an audit event can record (SPEC §6): one closed vocabulary.
 
-    Writers pass a member, stats and erasure match on members; the README lists them all.
+    Writers pass a member, stats and erasure match on members; docs/concepts.md lists them all.
     """
 
     TENANT_CREATED = "tenant.created"

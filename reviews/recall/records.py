@@ -114,7 +114,7 @@ def recall_records_settled_on_exit() -> _SettledOnExit:
     Waiting for Redis's answer straight after sending put the web process to sleep for
     the round trip, and woke it to a cold cache: in the whole request the XADD cost 190 µs
     of CPU, against 77 in a loop of its own. Read after the rendering, the answer is
-    usually there (docs/recall-benchmarks.md, the fifth machine). Nested blocks settle
+    usually there. Nested blocks settle
     with the outermost.
     """
     return _SettledOnExit()

@@ -15,7 +15,7 @@ Three detectors, each a module beside this one, find where secrets are:
   talk about credentials left alone;
 - ``numbers``: card numbers (Luhn), Chinese resident ids and US SSNs (checksums).
 
-The README's "What counts as a credential" lists what is caught and what is not, and
+docs/operations.md's "What counts as a credential" lists what is caught and what is not, and
 ``tests/fixtures/secrets_corpus.jsonl`` holds the examples both ways.
 """
 from __future__ import annotations

@@ -5,7 +5,7 @@ proposed it, the quoted evidence of other candidates, the source messages, recal
 queries, the audit trail's readable payloads, the LangGraph Store projection and export
 files. Each deletion here reaches all of them and returns an :class:`ErasureReceipt`.
 
-Decisions (documented in the README):
+Decisions (documented in docs/operations.md, "Deletion and erasure"):
 
 - Precise deletion (one fact, a thread, an entity, a field) keeps a *tombstone* per fact:
   status ``deleted``, no value, no versions. The id stays valid for recall records and the

@@ -1,13 +1,17 @@
-"""The README stands alone: every command's arguments are in its Commands table, and it
-cites no document the repository does not hold."""
+"""The README and docs/ stand alone: every command's arguments are in the Commands table of
+docs/operations.md, and no page cites a document (or a section of one) the repository does
+not hold."""
 import re
 from pathlib import Path
 
+import pytest
 from django.core.management import get_commands, load_command_class
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
-# Options every Django command has; the README does not repeat them.
+OPERATIONS = (ROOT / "docs" / "operations.md").read_text()
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+# Options every Django command has; the table does not repeat them.
 DJANGO_OPTIONS = {
     "--help", "--version", "--verbosity", "--settings", "--pythonpath", "--traceback",
     "--no-color", "--force-color", "--skip-checks",
@@ -15,7 +19,7 @@ DJANGO_OPTIONS = {
 
 
 def _commands_table() -> dict[str, str]:
-    section = README.split("\n## Commands\n", 1)[1].split("\n## ", 1)[0]
+    section = OPERATIONS.split("\n## Commands\n", 1)[1].split("\n## ", 1)[0]
     rows = {}
     for line in section.splitlines():
         match = re.match(r"\| `(\w+)([^`]*)` \|", line)
@@ -24,7 +28,7 @@ def _commands_table() -> dict[str, str]:
     return rows
 
 
-def test_every_command_and_its_options_are_in_the_readme():
+def test_every_command_and_its_options_are_in_the_commands_table():
     table = _commands_table()
     ours = sorted(name for name, app in get_commands().items() if app == "reviews")
     assert sorted(table) == ours
@@ -40,7 +44,22 @@ def test_every_command_and_its_options_are_in_the_readme():
                 assert re.search(r"\b[A-Z][A-Z_]+\b", table[name]), (name, action.dest)
 
 
-def test_the_readme_cites_only_what_the_repository_holds():
+def _anchors(page: Path) -> set[str]:
+    """The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces to hyphens."""
+    anchors = set()
+    for heading in re.findall(r"^#+ (.+)$", page.read_text(), re.M):
+        anchors.add(re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-"))
+    return anchors
+
+
+def test_the_readme_cites_no_spec():
     assert "SPEC" not in README
-    for target in re.findall(r"\]\(((?!https?:)[^)#]+)(?:#[^)]*)?\)", README):
-        assert (ROOT / target).exists(), target
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_links_reach_what_the_repository_holds(page):
+    for target, anchor in re.findall(r"\]\(((?!https?:)[^)#]*)(?:#([^)]*))?\)", page.read_text()):
+        path = (page.parent / target).resolve() if target else page
+        assert path.exists(), (page.name, target)
+        if anchor and path.suffix == ".md":
+            assert anchor in _anchors(path), (page.name, target, anchor)

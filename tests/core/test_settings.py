@@ -8,8 +8,8 @@ DOCUMENTED = re.compile(r"`([A-Z][A-Z0-9_]+)`")
 
 
 def _settings_table() -> str:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Configuration", 1)[1].split("\n## ", 1)[0]
+    page = (ROOT / "docs" / "configuration.md").read_text()
+    section = page.split("# Configuration", 1)[1].split("\n## ", 1)[0]
     return "\n".join(line for line in section.splitlines() if line.startswith("| `"))
 
 
@@ -20,7 +20,7 @@ def _variables_read() -> set[str]:
     return names
 
 
-def test_every_variable_the_settings_read_is_in_the_readme_table():
+def test_every_variable_the_settings_read_is_in_the_configuration_table():
     read = _variables_read()
     assert {"DJANGO_SECRET_KEY", "DATABASE_URL", "MEMORY_API_KEY_CACHE_SECONDS"} <= read
     documented = {name for row in _settings_table().splitlines() for name in DOCUMENTED.findall(row.split(" | ")[0])}
