@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.test import RequestFactory
 from django.utils import translation
 from rest_framework.test import APIClient
 
@@ -21,19 +22,14 @@ from reviews.services.tenants import api_key_create, staff_create, tenant_create
 PASSWORD = "correct-horse-battery-staple"
 
 
-def pytest_configure(config):
-    """The test client's ``login()`` calls ``authenticate()`` without a request, which the
-    sign-in throttle (django-axes) refuses: it counts failures per client address. Hand it
-    the request a sign-in form post from the test client would be."""
-    from django.test.client import ClientMixin, RequestFactory
+def sign_in(client, username: str, password: str = PASSWORD) -> bool:
+    """Sign a staff member in through ``authenticate()``, as the sign-in form does.
 
-    login = ClientMixin.login
-
-    def login_with_a_request(self, **credentials):
-        credentials.setdefault("request", RequestFactory().post("/login/"))
-        return login(self, **credentials)
-
-    ClientMixin.login = login_with_a_request
+    The sign-in throttle (django-axes) counts failures per address, so its backend needs
+    the request; the test client's ``login()`` has none unless given one, and axes's
+    documented way for tests is to supply it. The request is what the sign-in form's post
+    from the test client would be, so the throttle runs for real here too."""
+    return client.login(request=RequestFactory().post("/login/"), username=username, password=password)
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from reviews.audit import verify_tenant
 from reviews.models import AuditEvent, AuditExport, ExportStatus, Role
 from reviews.services.erasure import subject_erase
 from reviews.services.tenants import staff_create
-from tests.conftest import PASSWORD
+from tests.conftest import PASSWORD, sign_in
 from tests.core.test_audit_chain import tamper
 from tests.erasure.memory import NAME, USER
 
@@ -29,7 +29,7 @@ def media(settings, tmp_path):
 @pytest.fixture
 def as_user(client):
     def login(user):
-        assert client.login(username=user.username, password=PASSWORD)
+        assert sign_in(client, user.username)
         return client
 
     return login

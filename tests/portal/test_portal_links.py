@@ -20,7 +20,7 @@ from reviews.services.portal import (
     portal_link_redeem,
     token_digest,
 )
-from tests.conftest import PASSWORD
+from tests.conftest import PASSWORD, sign_in
 from tests.portal.conftest import link_path
 
 
@@ -192,7 +192,7 @@ class TestRedeem:
 
 class TestSessionIsNotALogin:
     def test_a_staff_login_in_the_same_browser_ends(self, tenant, reviewer, client):
-        assert client.login(username=reviewer.username, password=PASSWORD)
+        assert sign_in(client, reviewer.username)
         url, _ = portal_link_create(tenant=tenant, user_id="alice", actor=SYSTEM)
         client.post(link_path(url))
         response = client.get("/me/")

@@ -18,7 +18,7 @@ from reviews.actors import Actor
 from reviews.models import Candidate, Fact
 from reviews.domain import CandidateInput
 from reviews.services.candidates import candidate_approve, candidates_submit
-from tests.conftest import PASSWORD, candidate, store_message
+from tests.conftest import PASSWORD, candidate, sign_in, store_message
 
 THREAD_START = datetime(2026, 11, 8, 9, 0, tzinfo=dt_timezone.utc)
 XSS_VALUE = "<img src=x onerror=alert(1)>"
@@ -98,7 +98,7 @@ def review_queue(tenant) -> ReviewQueue:
 
 def signed_in(user, **kwargs) -> Client:
     client = Client(**kwargs)
-    assert client.login(username=user.username, password=PASSWORD)
+    assert sign_in(client, user.username)
     return client
 
 

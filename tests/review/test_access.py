@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from reviews.models import Candidate, Entity
 from reviews.permissions import PORTAL_SESSION_KEY, portal_binding
-from tests.conftest import PASSWORD
+from tests.conftest import PASSWORD, sign_in
 from tests.conftest import candidate
 from tests.review.conftest import propose
 
@@ -66,7 +66,7 @@ class TestAnonymousAndPortalSessions:
     def test_a_django_user_without_a_tenant_finds_nothing(self, review_queue):
         get_user_model().objects.create_user(username="stray", password=PASSWORD)
         stray = Client()
-        stray.login(username="stray", password=PASSWORD)
+        sign_in(stray, "stray")
         assert stray.get(reverse("reviews:queue")).status_code == 404
 
 
@@ -122,14 +122,14 @@ class TestCsrf:
     @pytest.mark.parametrize("name", ACTIONS)
     def test_every_post_needs_the_token(self, review_queue, reviewer, name):
         strict = Client(enforce_csrf_checks=True)
-        strict.login(username=reviewer.username, password=PASSWORD)
+        sign_in(strict, reviewer.username)
         path, form = action_request(name, review_queue)
         assert strict.post(path, form).status_code == 403
         assert unchanged(review_queue)
 
     def test_with_the_token_it_works(self, review_queue, reviewer):
         strict = Client(enforce_csrf_checks=True)
-        strict.login(username=reviewer.username, password=PASSWORD)
+        sign_in(strict, reviewer.username)
         strict.get(reverse("reviews:queue"))
         token = strict.cookies["csrftoken"].value
         path, form = action_request("candidate-approve", review_queue)

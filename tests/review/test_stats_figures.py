@@ -27,7 +27,7 @@ from reviews.services.candidates import candidate_approve, candidate_defer, cand
 from reviews.services.claims import candidates_claim
 from reviews.services.portal import fact_contest
 from reviews.views.stats import stats_numbers
-from tests.conftest import PASSWORD, candidate
+from tests.conftest import PASSWORD, candidate, sign_in
 from tests.review.conftest import approve_as, page_with_counts, propose, signed_in
 
 # Mid-afternoon UTC (the tests' TIME_ZONE), so a few hours back stay on the same day.
@@ -238,7 +238,7 @@ class TestWhoMaySeeIt:
     def test_a_user_of_no_tenant_finds_nothing(self, db):
         get_user_model().objects.create_user(username="stray", password=PASSWORD)
         stray = Client()
-        assert stray.login(username="stray", password=PASSWORD)
+        assert sign_in(stray, "stray")
         assert stray.get(STATS).status_code == 404
 
 

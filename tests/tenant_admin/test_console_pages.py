@@ -4,7 +4,7 @@ import pytest
 
 from reviews.models import ApiKey, AuditEvent, FieldDefinition, Membership, Role, Scope, Tenant
 from reviews.services.tenants import api_key_authenticate, api_key_create, staff_create
-from tests.conftest import PASSWORD
+from tests.conftest import PASSWORD, sign_in
 
 SECTIONS = ["/tenant/schema/", "/tenant/policy/", "/tenant/extractor/", "/tenant/keys/", "/tenant/staff/"]
 
@@ -193,7 +193,7 @@ def test_the_extractor_is_chosen(admin, tenant):
 def test_an_admin_sees_only_their_tenant(client, tenant, other_tenant):
     staff_create(tenant=other_tenant, username="otto", role=Role.TENANT_ADMIN, password=PASSWORD)
     api_key_create(tenant=tenant, scopes=[Scope.RECALL], name="tenant-one-bot")
-    client.login(username="otto", password=PASSWORD)
+    sign_in(client, "otto")
     assert "tenant-one-bot" not in client.get("/tenant/keys/").content.decode()
     client.post("/tenant/policy/change", {**policy_data(other_tenant, confirm_below="0.6"), "step": "save"})
     assert Tenant.objects.get(pk=tenant.pk).confirm_below == 0.8
