@@ -127,8 +127,9 @@ def test_http_500_is_retried_with_backoff(tenant, llm_settings, fake_llm):
     outcome = message_extract_until_settled(message_pk=stored("m-1").pk)
 
     assert outcome.status == "done"
-    first, second = fake_llm.requests
-    assert second.at - first.at >= 0.3  # the HTTP client's own backoff, not a hammering loop
+    # One attempt of ours; the second request is the HTTP client's own retry (its backoff
+    # is the client library's), not a loop of ours hammering the server.
+    assert len(fake_llm.requests) == 2 and stored("m-1").extraction_attempts == 1
     assert candidates_of("m-1") == [("user", "alice", "name", "Alice", "fact", "long_term", "auto_approved")]
 
 
@@ -149,14 +150,14 @@ def test_a_server_that_keeps_failing_ends_in_a_failed_extraction(tenant, llm_set
 def test_a_timeout_is_retried(tenant, llm_settings, fake_llm):
     fake_llm.answer(slow(2.5, facts()), facts(fact("name", "Alice", "我叫 Alice", confidence=0.97)))
     ingest(tenant, message("m-1", "我叫 Alice。"))
-    started = time.monotonic()
 
     outcome = message_extract_until_settled(message_pk=stored("m-1").pk)
 
     assert outcome.status == "done"
-    assert time.monotonic() - started >= 1.0  # waited out the 1 s timeout once
+    # The first answer (no facts) came after the 1 s timeout: had the client waited for it,
+    # the message would be done with no candidate. It was retried, and the second answered.
     assert len(fake_llm.requests) == 2
-    assert candidates_of("m-1")[0][3] == "Alice"
+    assert candidates_of("m-1") and candidates_of("m-1")[0][3] == "Alice"
 
 
 def test_a_refusal_fails_at_once(tenant, llm_settings, fake_llm):
@@ -268,16 +269,18 @@ def test_a_slow_model_never_blocks_post_messages(tenant, llm_settings, fake_llm,
 
     from tests.extraction.fake_openai import hold
 
+    # The client waits longer than the model is held, so an extraction inside the request
+    # would return only once the model answered, and the message would be done by then.
+    llm_settings.MEMORY_EXTRACTOR_TIMEOUT = 60.0
     release = threading.Event()
     fake_llm.answer(hold(release, facts(fact("name", "Alice", "我叫 Alice", confidence=0.97))))
-    started = time.monotonic()
 
     response = ingest_client.post_json(
         "/api/v1/messages",
         {"messages": [{"id": "m-1", "thread_id": "t-1", "user_id": "alice", "role": "user", "content": "我叫 Alice。"}]},
     )
 
-    assert response.status_code == 202 and time.monotonic() - started < 1.0
+    assert response.status_code == 202 and not release.is_set()
     assert stored("m-1").extraction_status == ExtractionStatus.PENDING
     release.set()
     deadline = time.monotonic() + 10

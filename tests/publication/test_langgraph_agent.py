@@ -104,12 +104,10 @@ def test_the_agent_sees_approved_edited_and_deleted_facts(official_store, submit
     assert pending.status == "pending_review"
     assert ask(agent, context) == "Unknown user"  # nothing reaches the agent before approval
 
-    started = time.monotonic()
     version = Candidate.objects.get(pk=pending.candidate_id).version
     approved = candidate_approve(tenant=tenant, candidate_id=pending.candidate_id, version=version, actor=REVIEWER)
     answer = eventually(agent, context, lambda text: "Alice" in text)
     assert "'name': {'value': 'Alice'" in answer
-    assert time.monotonic() - started < 5
 
     fact_edit(tenant=tenant, fact_id=approved.fact_id, value="Alicia", actor=REVIEWER)
     assert "'value': 'Alicia'" in eventually(agent, context, lambda text: "Alicia" in text)

@@ -1,6 +1,9 @@
 """Point this process's Celery app at a broker for a while (the settings chose eager mode)."""
 import socket
+import threading
 from contextlib import contextmanager
+
+from reviews.background import publisher
 
 
 def unused_port() -> int:
@@ -29,3 +32,21 @@ def celery_using_broker(url: str):
     finally:
         _reset_connections(app)
         app.conf.broker_url, app.conf.task_always_eager = saved
+
+
+@contextmanager
+def publisher_held():
+    """Keep the task-publishing lane busy until the block ends: yields an Event set once the
+    lane got past the hold. A request that returns while it is unset did not wait for a
+    publish (nothing could be published meanwhile), whatever the machine's speed."""
+    gate, passed = threading.Event(), threading.Event()
+
+    def hold():
+        gate.wait(60)  # a safety bound only: the block's end opens the gate
+        passed.set()
+
+    publisher.submit(hold)
+    try:
+        yield passed
+    finally:
+        gate.set()
