@@ -49,6 +49,15 @@ if REPLICA_PORT:
 needs_replica = pytest.mark.skipif(REPLICA_PORT is None, reason=SKIP_REASON or "no replica")
 
 
+def pytest_collection_modifyitems(config, items):
+    # One replica serves every test database of the server, and pausing its replay (the
+    # lag tests) pauses it for all: under pytest-xdist these tests share one worker, which
+    # also holds the replay lock below for its whole session.
+    for item in items:
+        if "tests/replicas/" in str(item.fspath).replace(os.sep, "/"):
+            item.add_marker(pytest.mark.xdist_group("replica"))
+
+
 class Replica:
     """Control of the replica over its own superuser connection (not the app's)."""
 
