@@ -4,12 +4,13 @@ The LLM extractor runs on one in-process lane. A message whose answer is malform
 times out used to be retried on that lane, sleeping through its backoff, and every message
 behind it waited. Its retry is now scheduled for its due time; the lane goes on. Each run
 posts the failing message, then good ones from the same subject (so each good message's
-catch-up meets the failing one too), and expects the good ones extracted within seconds,
-with a backoff long enough that waiting it out could not pass.
+catch-up meets the failing one too), and expects the good ones extracted while the failing
+one's retry is still ahead of it (a 30 s backoff): had they waited it out, it would be past.
 """
 import time
 
 import pytest
+from django.utils import timezone
 
 from reviews.models import ExtractionStatus, Message
 from reviews.services.ingest import extractions_drain
@@ -20,7 +21,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 URL = "/api/v1/messages"
 FAILING = "请帮我记住这个：我们的工单项目很复杂。"
 GOOD = ["我住在广州。", "以后回答尽量简洁。", "我叫 Alice。"]
-WITHIN_SECONDS = 6.0
+# How long to poll for the good ones: under the backoff, so waiting it out cannot pass.
+WITHIN_SECONDS = 25.0
 
 
 def post(client, message_id, content, second):
@@ -58,7 +60,6 @@ def test_good_messages_are_extracted_while_a_bad_answer_waits_for_its_retry(
     fake_llm.responder = lambda message: bad_answer if FAILING in message else facts()
 
     post(ingest_client, "m-bad", FAILING, 0)
-    started = time.monotonic()
     for index, content in enumerate(GOOD, start=1):
         post(ingest_client, f"m-{index}", content, index)
 
@@ -67,13 +68,12 @@ def test_good_messages_are_extracted_while_a_bad_answer_waits_for_its_retry(
                    .values_list("extraction_status", flat=True)) == {ExtractionStatus.DONE}
 
     assert wait_until(good_ones_done, WITHIN_SECONDS), dict(Message.objects.values_list("message_id", "extraction_status"))
-    elapsed = time.monotonic() - started
     bad = Message.objects.get(message_id="m-bad")
     # The failing message waits for its own due time, asked once, not once more per good message.
     assert (bad.extraction_status, bad.extraction_attempts) == (ExtractionStatus.PENDING, 1)
     assert bad.extraction_due_at is not None and bad.extraction_error
     assert sum(FAILING in message_of(request.body) for request in fake_llm.requests) == 1
-    assert elapsed < WITHIN_SECONDS
+    assert bad.extraction_due_at > timezone.now()  # its retry is still to come: nobody waited for it
 
 
 def test_a_scheduled_retry_runs_at_its_due_time_and_extracts_once_the_model_behaves(llm_settings, fake_llm, ingest_client):
