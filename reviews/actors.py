@@ -7,10 +7,12 @@ through :meth:`Actor.parse`; nothing else spells or splits that format.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
 from django.db.models import Q
 
 from .models import ActorKind, Source
+from .screening import Verbatim
 
 _SEPARATOR = ":"
 
@@ -18,7 +20,9 @@ _SEPARATOR = ":"
 @dataclass(frozen=True)
 class Actor:
     kind: ActorKind
-    id: str = ""
+    # Built by authentication (a key's source, a signed-in user, a portal link), never
+    # from a request's text: the boundary passes it as it is.
+    id: Annotated[str, Verbatim("set by authentication, not by the request's text")] = ""
 
     def __post_init__(self):
         object.__setattr__(self, "kind", ActorKind(self.kind))

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Annotated
 
 from .models import Kind, MemoryScope
+from .screening import FactText, Identifier, Screen, Text
 
 # Words by which a speaker means themself: they resolve to the subject's own user entity.
 SELF_ALIASES = ("我", "i", "me", "my", "myself", "本人", "自己")
@@ -20,25 +22,26 @@ HISTORY_MESSAGES = 6
 class CandidateInput:
     """A proposed fact as the API, an extractor or an adapter hands it in."""
 
-    entity_type: str
-    entity_id: str
-    field: str
-    value: str
+    entity_type: Text
+    # Resolution falls back to the entity's name when no id is given.
+    entity_id: Annotated[str, Screen.OPTIONAL_IDENTIFIER]
+    field: Text
+    value: FactText
     confidence: float
-    entity_name: str = ""
-    source_message_id: str = ""
-    evidence: str = ""
-    kind: str = Kind.FACT
-    scope: str = MemoryScope.LONG_TERM
-    thread_id: str = ""
+    entity_name: FactText = ""
+    source_message_id: Identifier = ""
+    evidence: FactText = ""
+    kind: Text = Kind.FACT
+    scope: Text = MemoryScope.LONG_TERM
+    thread_id: Identifier = ""
     supersedes: bool = False
 
 
 @dataclass(frozen=True)
 class MessageInput:
-    id: str
-    thread_id: str
-    user_id: str
-    role: str
-    content: str
+    id: Identifier
+    thread_id: Identifier
+    user_id: Identifier
+    role: Text
+    content: Text
     created_at: datetime | None = None

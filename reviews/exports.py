@@ -32,6 +32,7 @@ from django.utils.translation import gettext as _
 from .audit import GENESIS_HASH, event_hash
 from .models import AuditChainHead, AuditEvent, ExportFormat, Tenant
 from .policy.normalize import digest_matches
+from .screening import Identifier, Text
 
 CHUNK = 2000
 MANIFEST_KIND = "memory-portal.audit-export"
@@ -83,10 +84,10 @@ class ExportFilters:
 
     since: datetime | None = None
     until: datetime | None = None
-    action: str = ""
-    actor: str = ""
-    user_id: str = ""
-    object: str = ""
+    action: Text = ""
+    actor: Text = ""
+    user_id: Identifier = ""
+    object: Text = ""
 
     @property
     def selects_rows(self) -> bool:

@@ -8,9 +8,10 @@ through the policy pipeline.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Annotated, Protocol
 
 from ..domain import CandidateInput
+from ..screening import Screen
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class ExtractionResult:
     candidates: list[CandidateInput]
     # Items the extractor proposed but that failed a check (evidence not in the message…):
     # kept for the audit trail without their values.
-    dropped: list[dict] = field(default_factory=list)
+    dropped: Annotated[list[dict], Screen.TEXT] = field(default_factory=list)
 
 
 class Extractor(Protocol):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import NamedTuple
+from typing import Annotated, NamedTuple
 
 from django.db import DEFAULT_DB_ALIAS, connection
 from django.utils import timezone
@@ -21,6 +21,7 @@ from ..models import (
     Subject,
     Tenant,
 )
+from ..screening import Identifier, Screen, Text
 from ..policy.normalize import normalize_text, slugify_entity_id
 from ..selectors.rows import utc_aware
 from .hotpath import prepared_cursor
@@ -54,14 +55,14 @@ class Exclusion:
 
 @dataclass(frozen=True)
 class RecallQuery:
-    user_id: str
-    entities: tuple[tuple[str, str], ...] = ()
-    fields: tuple[str, ...] = ()
-    q: str = ""
+    user_id: Identifier
+    entities: Annotated[tuple[tuple[str, str], ...], Screen.TEXT] = ()
+    fields: Annotated[tuple[str, ...], Screen.TEXT] = ()
+    q: Text = ""
     # With `q`: only the facts whose relevance passes the threshold, near-duplicates
     # folded (SPEC §5); nothing when nothing bears on the question.
     relevant: bool = False
-    thread_id: str = ""
+    thread_id: Identifier = ""
     include_sensitive: bool = False
     explain: bool = False
     limit: int = RECALL_DEFAULT_LIMIT
@@ -72,7 +73,7 @@ class RecallQuery:
     every_entity: bool = False
     # The surface the agent came through when it is not the recall API (``mcp``, ``mem0``):
     # kept in the record beside the caller (the key), so auditors see which door it used.
-    channel: str = ""
+    channel: Text = ""
 
     def as_record(self) -> dict:
         """What the recall record keeps of the request."""

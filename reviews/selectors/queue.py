@@ -38,6 +38,7 @@ from ..models import (
 from ..models.choices import OPEN_CANDIDATE_STATUSES
 from ..policy.pipeline import RELATION_PREFIX
 from ..policy.schema import TenantSchema
+from ..screening import Identifier, Text
 from .rows import utc_aware
 
 # --- Review queue ---------------------------------------------------------------------------
@@ -98,20 +99,20 @@ MAX_QUERY_LENGTH = 200
 
 @dataclass(frozen=True)
 class QueueFilters:
-    status: str = CandidateStatus.PENDING_REVIEW
-    user_id: str = ""
-    entity_type: str = ""
-    field: str = ""
-    sensitivity: str = ""
+    status: Text = CandidateStatus.PENDING_REVIEW
+    user_id: Identifier = ""
+    entity_type: Text = ""
+    field: Text = ""
+    sensitivity: Text = ""
     min_confidence: float | None = None
     max_confidence: float | None = None
     conflict: bool | None = None
     new_entity: bool | None = None
-    age: str = ""
-    flag: str = ""
-    q: str = ""
-    sort: str = QueueSort.OLDEST
-    claims: str = QueueClaims.POOL
+    age: Text = ""
+    flag: Text = ""
+    q: Text = ""
+    sort: Text = QueueSort.OLDEST
+    claims: Text = QueueClaims.POOL
 
     def __post_init__(self):
         if self.status not in QUEUE_PHASES:

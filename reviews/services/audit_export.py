@@ -33,6 +33,7 @@ from ..exports import (
 )
 from ..models import AuditAction, AuditEvent, AuditExport, ExportFormat, ExportStatus, Tenant
 from .boundary import screened, service
+from ..screening import Text
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ def _export_event(*, tenant: Tenant, actor: Actor, action: str, object_id, after
 
 @screened
 def audit_export_stream(
-    *, tenant: Tenant, filters: ExportFilters, format: str, actor: Actor, events: QuerySet | None = None
+    *, tenant: Tenant, filters: ExportFilters, format: Text, actor: Actor, events: QuerySet | None = None
 ) -> AuditExporter:
     """Record that ``actor`` exports, then hand back the exporter whose ``stream()`` the
     caller sends (the rows are read while the response is written, page by page).
@@ -81,7 +82,7 @@ def audit_export_stream(
 
 
 @service
-def audit_export_start(*, tenant: Tenant, filters: ExportFilters, format: str, actor: Actor) -> AuditExport:
+def audit_export_start(*, tenant: Tenant, filters: ExportFilters, format: Text, actor: Actor) -> AuditExport:
     """Queue a background export; the task starts once this transaction commits."""
     _check_format(format)
     job = AuditExport.objects.create(

@@ -4,21 +4,29 @@ Every write service in ``reviews/services`` is declared with :func:`service` (or
 service that runs no transaction of its own, :func:`screened`) instead of a bare
 ``@transaction.atomic``. The decorator does three things, in this order:
 
-1. **Screens its text.** Each argument is classified *by name* in :data:`RULES`
-   (a dataclass field as ``ClassName.field`` first, then by its bare name):
+1. **Screens its text.** Each parameter (and each field of a dataclass input) says how
+   it is screened where it is declared, with a marker from :mod:`reviews.screening`
+   (``value: Correction``, ``user_id: Identifier``,
+   ``password: Annotated[str, Verbatim("why")]``), read with
+   ``typing.get_type_hints(include_extras=True)``; its name plays no part:
 
-   - ``TEXT``: free text kept as written with every credential masked by
-     :func:`reviews.secrets.mask_secrets`: values, evidence, entity names, notes and
-     reasons, recall queries, and also vocabulary and schema names (masking never
-     changes a valid member, and an invalid one is refused by the service anyway).
-     Strings inside lists, tuples, mappings and dataclass inputs (``CandidateInput``,
-     ``MessageInput``, ``RecallQuery``, filters) are screened field by field.
-   - ``IDENTIFIER``: checked by :func:`reviews.policy.identifiers.identifier_problem`
-     (SPEC §1); one that breaks the rules, a credential inside included, is refused.
-   - ``CORRECTION``: a value a person typed for a published fact, a new entry or a
+   - ``Screen.TEXT``: free text kept as written with every credential masked by
+     :func:`reviews.secrets.mask_secrets`: notes and reasons, recall queries, and also
+     vocabulary and schema names (masking never changes a valid member, and an invalid
+     one is refused by the service anyway). Strings inside lists, tuples, mappings and
+     dataclass inputs (``CandidateInput``, ``MessageInput``, ``RecallQuery``, filters)
+     are screened field by field.
+   - ``Screen.FACT_TEXT``: text proposed to become or explain a fact (a candidate's
+     value, evidence, entity name): masked like ``TEXT`` here; the service that records
+     the candidate clears its invisible characters and flags it (:mod:`reviews.poisoning`),
+     since the flag and the escaped original belong on the row only it writes.
+   - ``Screen.IDENTIFIER`` (and ``OPTIONAL_IDENTIFIER``): checked by
+     :func:`reviews.policy.identifiers.identifier_problem` (SPEC §1); one that breaks the rules,
+     a credential inside included, is refused.
+   - ``Screen.CORRECTION``: a value a person typed for a published fact, a new entry or a
      schema/policy change (mappings and lists screened item by item): refused when it
      holds a credential (a correction that would publish "[redacted …]" helps nobody).
-   - ``VERBATIM``: passed as is, each with its reason (a password Django hashes, a
+   - ``Verbatim(why)``: passed as is, with its reason (a password Django hashes, a
      signed token checked by its signature).
 
    Any problem (an identifier refused, a NUL in a text) raises one
@@ -28,9 +36,9 @@ service that runs no transaction of its own, :func:`screened`) instead of a bare
    *A new text parameter cannot be forgotten*: when the module defining a service is
    imported, the decorator reads every parameter's annotation (and, for a dataclass,
    every field's). A parameter that may carry a ``str`` (``str``, ``str | None``,
-   ``list[str]``, a mapping, or no annotation at all) and has no rule in
-   :data:`RULES` raises :class:`ServiceDeclarationError` right there, so the project
-   does not even start until someone decides what the new parameter is.
+   ``list[str]``, a mapping, or no annotation at all) and declares no screen raises
+   :class:`ServiceDeclarationError` right there, so the project does not even start
+   until someone decides what the new parameter is.
 
 2. **Runs the body in ``transaction.atomic``** (``service`` only).
 
@@ -55,8 +63,8 @@ import inspect
 import logging
 import random
 import re
-import sys
 import time
+import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -65,64 +73,10 @@ from django.db import DatabaseError, transaction
 
 from ..errors import InvalidInput
 from ..policy.identifiers import identifier_problem, refusal_message
+from ..screening import Screen, Verbatim
 from ..secrets import PLACEHOLDER, mask_secrets
 
 logger = logging.getLogger(__name__)
-
-TEXT = "text"
-IDENTIFIER = "identifier"
-CORRECTION = "correction"
-VERBATIM = "verbatim"
-
-
-@dataclass(frozen=True)
-class Rule:
-    kind: str
-    why: str = ""
-    # An identifier that may be left empty even where the field has no default.
-    optional: bool = False
-
-
-_TEXT = Rule(TEXT)
-_IDENTIFIER = Rule(IDENTIFIER)
-
-RULES: dict[str, Rule] = {
-    # Free text, stored or logged as written: masked.
-    **{
-        name: _TEXT
-        for name in (
-            "content", "evidence", "entity_name", "note", "reason", "reason_label", "q", "queue_query", "name", "error",
-            "object",
-            "dropped",
-            "CandidateInput.value", "ExportFilters.actor", "ExportFilters.action",
-            # Vocabulary members and schema names: screened like text (see the docstring).
-            "role", "kind", "scope", "source", "field", "entity_type", "entities", "fields", "decision",
-            "resolution", "format", "status", "sensitivity", "age", "flag", "sort", "claims", "channel",
-            "extractor", "prompt_version", "slug", "username", "email", "scopes",
-            "entity", "due", "why", "figures", "examples", "ip_address",
-        )
-    },
-    # The host application's ids (SPEC §1): refused when malformed.
-    **{
-        name: _IDENTIFIER
-        for name in ("user_id", "thread_id", "entity_id", "source_message_id", "message_id", "MessageInput.id")
-    },
-    # Resolution falls back to the entity's name when no id is given.
-    "CandidateInput.entity_id": Rule(IDENTIFIER, optional=True),
-    "value": Rule(CORRECTION),
-    # What a person types to become published or configuration (a new entry a relation
-    # points to, a schema or policy change with its labels): refused, never "[redacted …]".
-    **{name: Rule(CORRECTION) for name in ("new_entity_type", "new_entity_name", "attributes", "changes")},
-    "password": Rule(VERBATIM, "a login password: Django keeps only its hash, and masking would change it"),
-    "token": Rule(VERBATIM, "a portal link's signed token: checked by its signature, stored only as a digest"),
-    "prefix": Rule(VERBATIM, "an API key's public prefix: only looked up, never stored from the input"),
-    "base_url": Rule(VERBATIM, "where a returned link points: not stored"),
-    "actor": Rule(VERBATIM, "the Actor value object: built by authentication, not from the request's text"),
-    "user": Rule(VERBATIM, "a staff user account (staff_add), not text"),
-    "batch": Rule(VERBATIM, "message rows read from the database (retention), not input"),
-    "idle_threads": _IDENTIFIER,
-    "labels": Rule(VERBATIM, "display labels: governance refuses one that holds a credential (mask_secrets)"),
-}
 
 RETRY_ATTEMPTS = 5
 RETRY_BASE_SECONDS = 0.02
@@ -135,16 +89,29 @@ SECRET_DETECTED = "secret_detected"
 
 
 class ServiceDeclarationError(TypeError):
-    """A service parameter that may carry text has no rule in :data:`RULES`."""
+    """A service parameter (or dataclass field) that may carry text declares no screen."""
 
 
 # --- Declaration (import time) ---------------------------------------------------------
 
+Marker = Screen | Verbatim
 
-def _resolve(annotation, namespace: dict):
-    if isinstance(annotation, str):
-        return eval(annotation, namespace)  # noqa: S307 - the module's own annotation
-    return annotation
+
+def _marker(annotation, where: str, name: str) -> Marker | None:
+    """The one marker an ``Annotated`` annotation (or an optional one) carries, if any."""
+    candidates = [annotation]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        candidates.extend(typing.get_args(annotation))
+    found = [
+        item
+        for candidate in candidates
+        if typing.get_origin(candidate) is typing.Annotated
+        for item in candidate.__metadata__
+        if isinstance(item, (Screen, Verbatim))
+    ]
+    if len(set(found)) > 1:
+        raise ServiceDeclarationError(f"{where}: {name!r} declares more than one screen: {found}")
+    return found[0] if found else None
 
 
 def _carries(annotation) -> tuple[bool, set[type]]:
@@ -153,6 +120,8 @@ def _carries(annotation) -> tuple[bool, set[type]]:
         return True, set()
     if annotation is str:
         return True, set()
+    if typing.get_origin(annotation) is typing.Annotated:
+        return _carries(typing.get_args(annotation)[0])
     if dataclasses.is_dataclass(annotation) and isinstance(annotation, type):
         return False, {annotation}
     origin = typing.get_origin(annotation)
@@ -171,57 +140,69 @@ def _carries(annotation) -> tuple[bool, set[type]]:
     return text, found
 
 
-def _rule_for(owner: str, name: str, annotation, where: str) -> Rule | None:
-    rule = RULES.get(f"{owner}.{name}") or RULES.get(name)
-    if rule is not None and rule.kind == VERBATIM:
-        return rule
+def _declared(name: str, annotation, where: str) -> Marker | None:
+    """The marker of one parameter or field; ServiceDeclarationError for text without one."""
+    marker = _marker(annotation, where, name)
+    if isinstance(marker, Verbatim):
+        return marker
     text, nested = _carries(annotation)
     for cls in nested:
-        _dataclass_rules(cls)
-    if rule is None and text:
+        _dataclass_screens(cls)
+    if marker is None and text:
         raise ServiceDeclarationError(
-            f"{where}: parameter {name!r} may carry text but reviews.services.boundary.RULES does not say "
-            "what it is (TEXT to mask, IDENTIFIER to check, CORRECTION, or VERBATIM with a reason)."
+            f"{where}: parameter {name!r} may carry text but declares no screen: annotate it "
+            "Annotated[..., Screen.TEXT | FACT_TEXT | IDENTIFIER | CORRECTION] or Verbatim(\"why\") "
+            "(reviews.screening)."
         )
-    return rule
+    return marker
 
 
-def _screens_something(rule: Rule | None, annotation) -> bool:
-    if rule is not None:
-        return rule.kind != VERBATIM
-    return bool(_carries(annotation)[1])
+def _hints(owner, where: str) -> dict:
+    try:
+        return typing.get_type_hints(owner, include_extras=True)
+    except NameError as error:
+        raise ServiceDeclarationError(f"{where}: an annotation names what its module cannot see: {error}") from error
+
+
+def _screens_something(marker: Marker | None, annotation) -> bool:
+    if marker is not None:
+        return not isinstance(marker, Verbatim)
+    # A dataclass whose fields are all verbatim (the Actor) costs nothing at each call.
+    return any(_dataclass_screens(cls) for cls in _carries(annotation)[1])
 
 
 @dataclass(frozen=True)
 class _Screen:
     name: str
-    rule: Rule | None  # None: a dataclass (or a container of them), screened by its own fields
+    screen: Screen | None  # None: a dataclass (or a container of them), screened by its own fields
     required: bool
 
 
 @functools.cache
-def _dataclass_rules(cls: type) -> tuple[_Screen, ...]:
-    namespace = vars(sys.modules[cls.__module__])
+def _dataclass_screens(cls: type) -> tuple[_Screen, ...]:
+    where = f"{cls.__module__}.{cls.__qualname__}"
+    hints = _hints(cls, where)
     screens = []
     for field in dataclasses.fields(cls):
         if not field.init:
             continue
-        annotation = _resolve(field.type, namespace)
-        rule = _rule_for(cls.__name__, field.name, annotation, f"{cls.__module__}.{cls.__qualname__}")
-        if _screens_something(rule, annotation):
+        annotation = hints.get(field.name, inspect.Parameter.empty)
+        marker = _declared(field.name, annotation, where)
+        if _screens_something(marker, annotation):
             required = field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
-            screens.append(_Screen(field.name, rule, required))
+            screens.append(_Screen(field.name, marker, required))
     return tuple(screens)
 
 
 def _function_screens(function) -> tuple[_Screen, ...]:
     where = f"{function.__module__}.{function.__qualname__}"
+    hints = _hints(function, where)
     screens = []
     for parameter in inspect.signature(function).parameters.values():
-        annotation = _resolve(parameter.annotation, function.__globals__)
-        rule = _rule_for(function.__name__, parameter.name, annotation, where)
-        if _screens_something(rule, annotation):
-            screens.append(_Screen(parameter.name, rule, parameter.default is inspect.Parameter.empty))
+        annotation = hints.get(parameter.name, inspect.Parameter.empty)
+        marker = _declared(parameter.name, annotation, where)
+        if _screens_something(marker, annotation):
+            screens.append(_Screen(parameter.name, marker, parameter.default is inspect.Parameter.empty))
     return tuple(screens)
 
 
@@ -289,15 +270,17 @@ def _screen_correction(value, path: str, problems: _Problems):
 
 
 def _screen(value, screen: _Screen, path: str, problems: _Problems):
-    rule = screen.rule
-    if rule is None:
-        return _screen_nested(value, path, problems)
-    if rule.kind == TEXT:
-        return _screen_text(value, path, problems)
-    if rule.kind == IDENTIFIER:
-        return _screen_identifier(value, path, problems, required=screen.required and not rule.optional)
-    if rule.kind == CORRECTION:
-        return _screen_correction(value, path, problems)
+    match screen.screen:
+        case None:
+            return _screen_nested(value, path, problems)
+        case Screen.TEXT | Screen.FACT_TEXT:
+            return _screen_text(value, path, problems)
+        case Screen.IDENTIFIER:
+            return _screen_identifier(value, path, problems, required=screen.required)
+        case Screen.OPTIONAL_IDENTIFIER:
+            return _screen_identifier(value, path, problems, required=False)
+        case Screen.CORRECTION:
+            return _screen_correction(value, path, problems)
     return value
 
 
@@ -307,7 +290,7 @@ def _screen_nested(value, path: str, problems: _Problems):
 
 def _screen_dataclass(value, path: str, problems: _Problems):
     changes = {}
-    for screen in _dataclass_rules(type(value)):
+    for screen in _dataclass_screens(type(value)):
         current = getattr(value, screen.name)
         screened = _screen(current, screen, f"{path}.{screen.name}", problems)
         if screened is not current:

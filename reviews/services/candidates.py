@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Annotated
 
 from django.utils import timezone
 
@@ -65,6 +66,7 @@ from .facts import (
 from .locks import lock_subject, lock_subjects
 from .boundary import masked_kinds, service
 from .waiting import stale_details, stale_message
+from ..screening import FactText, Identifier, Screen, Text
 
 
 
@@ -103,12 +105,12 @@ def candidate_payload(candidate: Candidate) -> dict:
 def candidates_submit(
     *,
     tenant: Tenant,
-    user_id: str,
+    user_id: Identifier,
     candidates: list[CandidateInput],
-    source: str,
+    source: Text,
     actor: Actor,
-    extractor: str = "",
-    prompt_version: str = "",
+    extractor: Text = "",
+    prompt_version: Text = "",
 ) -> list[SubmitResult]:
     """Run a batch of candidates for one subject through the policy (SPEC §3).
 
@@ -428,10 +430,10 @@ def candidate_approve(
     candidate_id: int,
     version: int,
     actor: Actor,
-    value: str | None = None,
-    note: str = "",
+    value: Annotated[str | None, Screen.CORRECTION] = None,
+    note: Text = "",
     keep: bool = False,
-    user_id: str | None = None,
+    user_id: Annotated[str | None, Screen.IDENTIFIER] = None,
 ) -> Candidate:
     """Approve (or edit, then approve) a pending candidate and publish it.
 
@@ -488,9 +490,9 @@ def candidate_reject(
     candidate_id: int,
     version: int,
     actor: Actor,
-    note: str = "",
-    reason_label: str = "",
-    user_id: str | None = None,
+    note: Text = "",
+    reason_label: Text = "",
+    user_id: Annotated[str | None, Screen.IDENTIFIER] = None,
 ) -> Candidate:
     """Reject a pending candidate; its value is suppressed for this slot (SPEC §3 step 6).
 
@@ -531,7 +533,7 @@ def candidate_reject(
 
 
 @service
-def candidate_defer(*, tenant: Tenant, candidate_id: int, version: int, actor: Actor, note: str = "") -> Candidate:
+def candidate_defer(*, tenant: Tenant, candidate_id: int, version: int, actor: Actor, note: Text = "") -> Candidate:
     """Hand a candidate to the subject to confirm (SPEC §4)."""
     candidate, subject = _locked_candidate(tenant=tenant, candidate_id=candidate_id, user_id=None)
     _check_version(candidate, version)
@@ -564,11 +566,11 @@ def candidate_settle_conflict(
     tenant: Tenant,
     candidate_id: int,
     version: int,
-    resolution: str,
+    resolution: Text,
     actor: Actor,
-    value: str | None = None,
-    note: str = "",
-    user_id: str | None = None,
+    value: Annotated[str | None, Screen.CORRECTION] = None,
+    note: Text = "",
+    user_id: Annotated[str | None, Screen.IDENTIFIER] = None,
 ) -> Candidate:
     """Settle a conflict side by side: keep the old value, take the new, write a merged one,
     or keep both where the field is `many`."""
@@ -631,7 +633,7 @@ def check_bulk_decision(*, items: list, decision: str, actor: Actor, note: str =
 
 @service
 def candidates_bulk_decide(
-    *, tenant: Tenant, items: list[tuple[int, int]], decision: str, actor: Actor, note: str = ""
+    *, tenant: Tenant, items: list[tuple[int, int]], decision: Text, actor: Actor, note: Text = ""
 ) -> BulkOutcome:
     """Approve or reject a selection of (candidate id, version) pairs, each on its own terms.
 
@@ -816,7 +818,15 @@ def undo_refusal(undo: DecisionUndo | None, candidate: Candidate, *, subject: Su
     return None
 
 
-def _fact_undone(fact: Fact, found: dict | None, *, candidate: Candidate, subject: Subject, actor: Actor, now) -> EventDraft:
+def _fact_undone(
+    fact: Fact,
+    found: dict | None,
+    *,
+    candidate: Candidate,
+    subject: Subject,
+    actor: Actor,
+    now,
+) -> EventDraft:
     """One fact the undone decision changed, back to the state it found (none: it made it)."""
     before = {**fact_payload(fact), "status": fact.status}
     action = transitions.fact_decision_undone(fact, back_to=found["status"] if found is not None else None)

@@ -30,6 +30,7 @@ from .erasure import ErasureReceipt, fact_erase
 from .facts import _get_fact_for_update
 from .locks import lock_subject
 from .boundary import service
+from ..screening import Identifier
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +62,7 @@ def _event(deletion: FactDeletion, fact: Fact, subject: Subject, actor: Actor, a
 
 
 @service
-def fact_deletion_schedule(*, tenant: Tenant, user_id: str, fact_id: int, actor: Actor) -> FactDeletion:
+def fact_deletion_schedule(*, tenant: Tenant, user_id: Identifier, fact_id: int, actor: Actor) -> FactDeletion:
     """Schedule the deletion of one of the subject's facts; asking twice returns the same one."""
     fact, subject = _get_fact_for_update(tenant=tenant, fact_id=fact_id, user_id=user_id)
     existing = FactDeletion.objects.filter(fact=fact, status=DeletionStatus.SCHEDULED).first()
@@ -98,7 +99,7 @@ def _locked_deletion(*, tenant: Tenant, deletion_id: int, user_id: str | None) -
 
 
 @service
-def fact_deletion_undo(*, tenant: Tenant, user_id: str, deletion_id: int, actor: Actor) -> FactDeletion:
+def fact_deletion_undo(*, tenant: Tenant, user_id: Identifier, deletion_id: int, actor: Actor) -> FactDeletion:
     """Cancel a scheduled deletion inside its window; the fact was never touched."""
     deletion = _locked_deletion(tenant=tenant, deletion_id=deletion_id, user_id=user_id)
     if deletion.status == DeletionStatus.UNDONE:

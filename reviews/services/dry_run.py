@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Annotated
 
 from django.utils import timezone
 
@@ -43,6 +44,7 @@ from ..policy.normalize import value_digest, value_digests
 from .entities import USER_ENTITY_TYPE
 from .ingest import extraction_context_build
 from .boundary import service
+from ..screening import Screen
 
 EXAMPLES_PER_GROUP = 5
 MAX_DAYS = 365
@@ -164,7 +166,13 @@ def _compare(tenant: Tenant, messages: list[Message], tally: _Tally) -> tuple[di
 
 @service
 def _keep(
-    tenant: Tenant, extractor: Extractor, actor: Actor, days: int, limit: int | None, figures: dict, examples: dict
+    tenant: Tenant,
+    extractor: Extractor,
+    actor: Actor,
+    days: int,
+    limit: int | None,
+    figures: Annotated[dict, Screen.TEXT],
+    examples: Annotated[dict, Screen.TEXT],
 ) -> ExtractionDryRun:
     report = ExtractionDryRun.objects.create(
         tenant=tenant,

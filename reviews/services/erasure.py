@@ -28,6 +28,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Annotated
 
 from django.db.models import Q, QuerySet
 from django.utils import timezone
@@ -70,6 +71,7 @@ from .locks import lock_subject
 from ..recall.records import recall_records_flush
 from ..selectors.erasure import deletion_scope
 from .boundary import service
+from ..screening import Identifier, Screen, Text
 
 REDACTED = "[deleted]"
 DELETED_KEYS = (
@@ -374,7 +376,12 @@ def _suppress(subject: Subject, facts: list[Fact]) -> None:
 
 @service
 def fact_erase(
-    *, tenant: Tenant, fact_id: int, actor: Actor, user_id: str | None = None, reason: str = ""
+    *,
+    tenant: Tenant,
+    fact_id: int,
+    actor: Actor,
+    user_id: Annotated[str | None, Screen.IDENTIFIER] = None,
+    reason: Text = "",
 ) -> ErasureReceipt:
     """Delete one published fact and every copy of its value; suppress the value.
 
@@ -405,11 +412,11 @@ def fact_erase(
 def facts_delete(
     *,
     tenant: Tenant,
-    user_id: str,
+    user_id: Identifier,
     actor: Actor,
-    thread_id: str | None = None,
-    entity: str | None = None,
-    field: str | None = None,
+    thread_id: Annotated[str | None, Screen.IDENTIFIER] = None,
+    entity: Annotated[str | None, Screen.TEXT] = None,
+    field: Annotated[str | None, Screen.TEXT] = None,
 ) -> ErasureReceipt:
     """Delete a subject's memory by thread, entity and/or field (they combine); with no
     filter at all, erase the subject (:func:`subject_erase`).
@@ -489,7 +496,7 @@ def _forget_entity_names(entity: Entity) -> None:
 
 
 @service
-def subject_erase(*, tenant: Tenant, user_id: str, actor: Actor) -> ErasureReceipt:
+def subject_erase(*, tenant: Tenant, user_id: Identifier, actor: Actor) -> ErasureReceipt:
     """Forget everything about one subject ("forget me"), keeping only what SPEC §6 needs.
 
     1. Lock the subject (404 if the tenant never saw them).

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from datetime import timedelta
+from typing import Annotated
 
 from django.utils import timezone
 
@@ -40,6 +41,7 @@ from .entities import EntityResolver
 from .locks import lock_subject
 from .boundary import service
 from .waiting import Slot, waiting_rejudge
+from ..screening import Correction, Screen, Text
 
 
 def clean_value(value: str) -> str:
@@ -299,7 +301,13 @@ def _get_fact_for_update(
     return fact, subject
 
 
-def relation_target(*, subject: Subject, value: str, new_entity_type: str = "", new_entity_name: str = "") -> tuple[str, bool]:
+def relation_target(
+    *,
+    subject: Subject,
+    value: str,
+    new_entity_type: str = "",
+    new_entity_name: str = "",
+) -> tuple[str, bool]:
     """The value of a relation: a reference ``type:id`` to one of the subject's entities
     (SPEC §2: "the target entity as value"), never free text. Returns (value, created).
 
@@ -327,13 +335,13 @@ def fact_edit(
     *,
     tenant: Tenant,
     fact_id: int,
-    value: str,
+    value: Correction,
     actor: Actor,
     expected_version: int | None = None,
-    user_id: str | None = None,
-    reason: str = "",
-    new_entity_type: str = "",
-    new_entity_name: str = "",
+    user_id: Annotated[str | None, Screen.IDENTIFIER] = None,
+    reason: Text = "",
+    new_entity_type: Correction = "",
+    new_entity_name: Correction = "",
 ) -> Fact:
     """Correct a published fact: a new version whose source is the editor's (SPEC §4).
 

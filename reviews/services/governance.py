@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Annotated
 
 from django.db.models import Count
 
@@ -39,6 +40,7 @@ from ..policy.pipeline import RELATION_PREFIX
 from ..publication import schedule_projection
 from ..secrets import mask_secrets
 from .boundary import service
+from ..screening import Screen, Text, Verbatim
 
 # --- The field schema -------------------------------------------------------------------------
 
@@ -156,7 +158,14 @@ def field_add_check(*, tenant: Tenant, entity_type: str, field: str, attributes:
 
 
 @service
-def field_add(*, tenant: Tenant, entity_type: str, field: str, attributes: Mapping, actor: Actor) -> FieldDefinition:
+def field_add(
+    *,
+    tenant: Tenant,
+    entity_type: Text,
+    field: Text,
+    attributes: Annotated[Mapping, Screen.CORRECTION],
+    actor: Actor,
+) -> FieldDefinition:
     """Add a field to the tenant's schema; candidates for it are accepted from now on."""
     Tenant.objects.select_for_update(no_key=True).filter(pk=tenant.pk).first()
     values = field_add_check(tenant=tenant, entity_type=entity_type, field=field, attributes=attributes)
@@ -210,7 +219,14 @@ def field_update_check(*, tenant: Tenant, entity_type: str, field: str, changes:
 
 
 @service
-def field_update(*, tenant: Tenant, entity_type: str, field: str, changes: Mapping, actor: Actor) -> FieldDefinition:
+def field_update(
+    *,
+    tenant: Tenant,
+    entity_type: Text,
+    field: Text,
+    changes: Annotated[Mapping, Screen.CORRECTION],
+    actor: Actor,
+) -> FieldDefinition:
     """Change a field's cardinality, sensitivity, category, auto-approval or retention.
 
     1. Lock the tenant, then check the change (see :func:`field_update_check`).
@@ -267,7 +283,14 @@ def relation_labels_check(*, tenant: Tenant, name: str, labels: Mapping) -> tupl
 
 
 @service
-def relation_labels_set(*, tenant: Tenant, name: str, labels: Mapping, actor: Actor) -> Tenant:
+def relation_labels_set(
+    *,
+    tenant: Tenant,
+    name: Text,
+    # Display labels: governance refuses one that holds a credential (mask_secrets).
+    labels: Annotated[Mapping, Verbatim("checked by governance itself, which refuses a credential")],
+    actor: Actor,
+) -> Tenant:
     """Give a relation name (``relation:<name>``) its labels; empty ones read as the default.
 
     Recorded as ``tenant.schema_changed`` on ``relation:<name>``, like a field's labels.
@@ -404,7 +427,7 @@ def tenant_policy_check(*, tenant: Tenant, changes: Mapping) -> PolicyChange:
 
 
 @service
-def tenant_policy_update(*, tenant: Tenant, changes: Mapping, actor: Actor) -> Tenant:
+def tenant_policy_update(*, tenant: Tenant, changes: Annotated[Mapping, Screen.CORRECTION], actor: Actor) -> Tenant:
     """Change the tenant's thresholds, source priorities, relation names or retention
     (SPEC §3): they apply to every candidate the policy judges from the commit on."""
     tenant = Tenant.objects.select_for_update(no_key=True).get(pk=tenant.pk)
@@ -449,7 +472,7 @@ def tenant_extractor_check(*, tenant: Tenant, extractor: str, prompt_version: st
 
 
 @service
-def tenant_extractor_set(*, tenant: Tenant, extractor: str, prompt_version: str, actor: Actor) -> Tenant:
+def tenant_extractor_set(*, tenant: Tenant, extractor: Text, prompt_version: Text, actor: Actor) -> Tenant:
     """Make an extractor and prompt version the tenant's active ones; messages extracted
     from the commit on use them."""
     tenant = Tenant.objects.select_for_update(no_key=True).get(pk=tenant.pk)

@@ -55,6 +55,7 @@ from .candidates import SubmitResult, candidates_submit
 from .entities import USER_ENTITY_TYPE, alias_add
 from .boundary import masked_kinds, service
 from .locks import lock_subject, lock_subjects
+from ..screening import Identifier, Text
 
 logger = logging.getLogger(__name__)
 
@@ -453,7 +454,13 @@ def _catch_up(message: Message, *, extractor: Extractor, actor: Actor) -> None:
             return
 
 
-def _extract_one(message: Message, *, extractor: Extractor, actor: Actor, count_failures: bool = True) -> ExtractOutcome:
+def _extract_one(
+    message: Message,
+    *,
+    extractor: Extractor,
+    actor: Actor,
+    count_failures: bool = True,
+) -> ExtractOutcome:
     try:
         context = extraction_context_build(message, with_fields=getattr(extractor, "reads_fields", True))
         result = extractor.extract(context)
@@ -471,7 +478,13 @@ def _extract_one(message: Message, *, extractor: Extractor, actor: Actor, count_
 
 
 @service
-def _commit_extraction(message: Message, *, result: ExtractionResult, extractor: Extractor, actor: Actor) -> ExtractOutcome:
+def _commit_extraction(
+    message: Message,
+    *,
+    result: ExtractionResult,
+    extractor: Extractor,
+    actor: Actor,
+) -> ExtractOutcome:
     # The subject before its message row (facts.lock_subject): an erasure takes them in that order.
     subject = lock_subject(message.subject_id)
     now = timezone.now()
@@ -533,7 +546,7 @@ def _learn_user_names(subject: Subject, candidates: list[CandidateInput], result
 
 
 @service
-def _record_failure(message: Message, *, error: str, retryable: bool, actor: Actor) -> ExtractOutcome:
+def _record_failure(message: Message, *, error: Text, retryable: bool, actor: Actor) -> ExtractOutcome:
     """Count a failed attempt; schedule the next one or, at the ceiling, fail for good."""
     lock_subject(message.subject_id)  # the subject before its message row (facts.lock_subject)
     row = Message.objects.select_for_update().select_related("subject").filter(pk=message.pk).first()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import secrets as token_source
 from datetime import timedelta
+from typing import Annotated
 
 from django.conf import settings
 from django.core import signing
@@ -54,6 +55,7 @@ from .entities import subject_get_or_create
 from .facts import clean_value, relation_target
 from .locks import lock_subject
 from .boundary import service
+from ..screening import Correction, Identifier, Text, Verbatim
 
 LINK_SALT = "reviews.portal-link"
 MAX_TOKEN_LENGTH = 200
@@ -91,7 +93,13 @@ def _require_self(actor: Actor, user_id: str) -> None:
 
 
 @service
-def portal_link_create(*, tenant: Tenant, user_id: str, actor: Actor, base_url: str | None = None):
+def portal_link_create(
+    *,
+    tenant: Tenant,
+    user_id: Identifier,
+    actor: Actor,
+    base_url: Annotated[str | None, Verbatim('where a returned link points: not stored')] = None,
+):
     """Mint a signed, expiring, single-use link to the subject's page; returns (url, expires_at).
 
     The subject row is created if the host application has not sent anything yet: a
@@ -178,7 +186,10 @@ def portal_link_redeem(*, token: str) -> PortalLink:
 
 
 @service
-def _record_refusal(token: str, why: str) -> None:
+def _record_refusal(
+    token: Annotated[str, Verbatim("a portal link's signed token: checked by its signature, stored only as a digest")],
+    why: Text,
+) -> None:
     link = PortalLink.objects.select_related("subject").filter(token_digest=token_digest(token)).first()
     if link is not None:
         audit.record(link.tenant_id, _link_event(link, AuditAction.PORTAL_LINK_REFUSED, reason_code=why))
@@ -196,7 +207,7 @@ def _link_event(link: PortalLink, action: str, reason_code: str = "") -> EventDr
 
 
 @service
-def subject_set_paused(*, tenant: Tenant, user_id: str, paused: bool, actor: Actor) -> Subject:
+def subject_set_paused(*, tenant: Tenant, user_id: Identifier, paused: bool, actor: Actor) -> Subject:
     """Pause or resume memory collection; while paused, ingest stores nothing new (SPEC §4)."""
     _require_self(actor, user_id)
     subject = lock_subject(subject_get_or_create(tenant=tenant, user_id=user_id).pk)
@@ -221,7 +232,7 @@ def subject_set_paused(*, tenant: Tenant, user_id: str, paused: bool, actor: Act
 
 
 @service
-def fact_contest(*, tenant: Tenant, user_id: str, fact_id: int, actor: Actor, note: str = "") -> Candidate:
+def fact_contest(*, tenant: Tenant, user_id: Identifier, fact_id: int, actor: Actor, note: Text = "") -> Candidate:
     """Send a fact a reviewer approved back to review (SPEC §4).
 
     1. The fact must be the subject's, active, and approved by a reviewer (anything else
@@ -288,8 +299,8 @@ def fact_contest(*, tenant: Tenant, user_id: str, fact_id: int, actor: Actor, no
 
 @service
 def fact_value_add(
-    *, tenant: Tenant, user_id: str, fact_id: int, value: str, actor: Actor,
-    new_entity_type: str = "", new_entity_name: str = "",
+    *, tenant: Tenant, user_id: Identifier, fact_id: int, value: Correction, actor: Actor,
+    new_entity_type: Correction = "", new_entity_name: Correction = "",
 ) -> Candidate:
     """The subject adds a value to a ``many`` field they hold (another technology of a
     project, another preference); returns the candidate it became.
@@ -354,7 +365,7 @@ def _actor_kind(actor: str) -> str:
 
 
 @service
-def subject_export(*, tenant: Tenant, user_id: str, actor: Actor) -> dict:
+def subject_export(*, tenant: Tenant, user_id: Identifier, actor: Actor) -> dict:
     """Everything kept about one subject, as one JSON-serialisable document (SPEC §4).
 
     Every fact (any status) with all its versions, every candidate (the open ones also

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Annotated
 
 from django.db import transaction
 from django.db.models import Max, Q
@@ -43,6 +44,7 @@ from ..publication import schedule_projection
 from .erasure import ErasureReceipt, forget_facts, purge_object_values, receipt_event
 from .locks import lock_subject, lock_subjects
 from .boundary import service
+from ..screening import Screen, Verbatim
 
 RETENTION = "retention_expired"
 THREAD_IDLE = "thread_idle"
@@ -135,8 +137,8 @@ def subject_expire(
     *,
     tenant: Tenant,
     subject_id: int,
-    due: dict[int, str],
-    idle_threads: list[str] = (),
+    due: Annotated[dict[int, str], Screen.TEXT],
+    idle_threads: Annotated[list[str], Screen.IDENTIFIER] = (),
     actor: Actor = SYSTEM,
     now: datetime,
 ) -> RetentionReport:
@@ -219,7 +221,13 @@ def messages_expire(*, tenant: Tenant, actor: Actor = SYSTEM, now: datetime) -> 
 
 
 @service
-def _messages_delete_batch(*, tenant: Tenant, batch: list[tuple], cutoff: datetime, actor: Actor) -> int:
+def _messages_delete_batch(
+    *,
+    tenant: Tenant,
+    batch: Annotated[list[tuple], Verbatim('message rows read from the database (retention), not input')],
+    cutoff: datetime,
+    actor: Actor,
+) -> int:
     per_subject: defaultdict[tuple[int, str], int] = defaultdict(int)
     for _, _, subject_id, user_id in batch:
         per_subject[subject_id, user_id] += 1

@@ -5,6 +5,7 @@ import hashlib
 import secrets as token_source
 import time
 from datetime import datetime
+from typing import Annotated
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -19,6 +20,7 @@ from ..errors import InvalidInput, InvalidTransition, NotFound
 from ..models import ActorKind, ApiKey, AuditAction, AuditChainHead, Membership, Role, Scope, Source, Tenant
 from ..policy.schema import seed_default_schema
 from .boundary import service
+from ..screening import Screen, Text, Verbatim
 
 KEY_PREFIX = "mp"
 # What names a key (its `prefix`): the 8 hex digits of token_hex(4) in api_key_create.
@@ -35,7 +37,7 @@ def hash_api_key(raw_key: str) -> str:
 
 
 @service
-def tenant_create(*, slug: str, name: str = "", actor: Actor = SYSTEM) -> Tenant:
+def tenant_create(*, slug: Text, name: Text = "", actor: Actor = SYSTEM) -> Tenant:
     if not slug or slugify(slug) != slug:
         raise InvalidInput("A tenant slug uses lowercase letters, digits and hyphens.", details={"slug": slug})
     if Tenant.objects.filter(slug=slug).exists():
@@ -55,9 +57,9 @@ def tenant_create(*, slug: str, name: str = "", actor: Actor = SYSTEM) -> Tenant
 def api_key_create(
     *,
     tenant: Tenant,
-    scopes: list[str],
-    source: str = Source.CHAT,
-    name: str = "",
+    scopes: Annotated[list[str], Screen.TEXT],
+    source: Text = Source.CHAT,
+    name: Text = "",
     expires_at: datetime | None = None,
     actor: Actor = SYSTEM,
 ) -> tuple[ApiKey, str]:
@@ -103,7 +105,12 @@ def api_key_snapshot(key: ApiKey) -> dict:
 
 
 @service
-def api_key_revoke(*, tenant: Tenant, prefix: str, actor: Actor) -> ApiKey:
+def api_key_revoke(
+    *,
+    tenant: Tenant,
+    prefix: Annotated[str, Verbatim("an API key's public prefix: only looked up, never stored from the input")],
+    actor: Actor,
+) -> ApiKey:
     """Revoke a tenant's key, named by its prefix (another tenant's key is not found).
 
     This process forgets the key at once; other processes within
@@ -205,7 +212,13 @@ class _ApiKeyLookup:
 
 @service
 def staff_create(
-    *, tenant: Tenant, username: str, role: str, password: str | None = None, email: str = "", actor: Actor = SYSTEM
+    *,
+    tenant: Tenant,
+    username: Text,
+    role: Text,
+    password: Annotated[str | None, Verbatim("a login password: Django keeps only its hash; masking would change it")] = None,
+    email: Text = "",
+    actor: Actor = SYSTEM,
 ):
     """Create a staff account bound to one tenant with one role."""
     staff_create_check(username=username, role=role)
@@ -250,7 +263,13 @@ def staff_add_check(*, user, role: str) -> None:
 
 
 @service
-def staff_add(*, tenant: Tenant, user, role: str, actor: Actor) -> Membership:
+def staff_add(
+    *,
+    tenant: Tenant,
+    user: Annotated[object, Verbatim("a staff account (a Django user), not text")],
+    role: Text,
+    actor: Actor,
+) -> Membership:
     """Give an existing account a role in the tenant (an account works in one tenant)."""
     staff_add_check(user=user, role=role)
     membership = Membership.objects.create(user=user, tenant=tenant, role=role)
@@ -298,7 +317,7 @@ def staff_role_change_check(*, membership: Membership, role: str) -> None:
 
 
 @service
-def staff_role_change(*, tenant: Tenant, user_id: int, role: str, actor: Actor) -> Membership:
+def staff_role_change(*, tenant: Tenant, user_id: int, role: Text, actor: Actor) -> Membership:
     membership = _membership(tenant, user_id)
     staff_role_change_check(membership=membership, role=role)
     if membership.role == role:
@@ -338,7 +357,13 @@ def staff_remove(*, tenant: Tenant, user_id: int, actor: Actor) -> None:
 
 
 @service
-def staff_lockout_record(*, username: str, ip_address: str | None, failures: int, cool_off_minutes: float):
+def staff_lockout_record(
+    *,
+    username: Text,
+    ip_address: Annotated[str | None, Screen.TEXT],
+    failures: int,
+    cool_off_minutes: float,
+):
     """Record in the account's tenant that sign-in as ``username`` from ``ip_address`` is
     locked after ``failures`` wrong passwords, for ``cool_off_minutes``.
 

@@ -7,6 +7,7 @@ import pkgutil
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
 import pytest
 from django.db import connection, transaction
@@ -31,6 +32,8 @@ from reviews.services import (
     tenants,
 )
 from reviews.recall import service as recall
+from reviews.screening import Identifier, Text, Verbatim
+from reviews.services import boundary
 from reviews.services.boundary import ServiceDeclarationError, screen_arguments, screened, service
 from reviews.domain import CandidateInput
 from tests.conftest import candidate
@@ -53,21 +56,89 @@ def test_an_unclassified_text_parameter_fails_when_the_service_is_declared():
         service(profile_update)
 
 
-@pytest.mark.parametrize("annotation", [str, "str | None", "list[str]", "dict", inspect.Parameter.empty])
-def test_anything_that_may_carry_text_needs_a_rule(annotation):
-    parameter = inspect.Parameter("motto", inspect.Parameter.KEYWORD_ONLY, annotation=annotation)
+@pytest.mark.parametrize("annotation", [str, str | None, list[str], dict, Annotated[str, "a note, not a screen"], None])
+def test_anything_that_may_carry_text_needs_a_screen(annotation):
+    def motto_set(*, motto): ...
 
-    def motto_set(**kwargs): ...
-
-    motto_set.__signature__ = inspect.Signature([parameter])
+    if annotation is not None:  # None: no annotation at all
+        motto_set.__annotations__ = {"motto": annotation}
     with pytest.raises(ServiceDeclarationError, match="motto"):
         screened(motto_set)
+
+
+def test_an_annotation_the_module_cannot_resolve_is_a_declaration_error_not_an_eval():
+    def motto_set(*, motto: "Motto"): ...  # noqa: F821 - the name nobody defined is the point
+
+    with pytest.raises(ServiceDeclarationError, match="Motto"):
+        screened(motto_set)
+
+
+def test_a_verbatim_screen_needs_its_reason():
+    with pytest.raises(ValueError):
+        Verbatim(" ")
+
+
+# --- Renaming a parameter keeps its treatment: the marker decides, not the name --------------
+
+
+def _profile_note(*, remark: Text = "", handle: Identifier = "") -> dict:
+    return {"remark": remark, "handle": handle}
+
+
+def _profile_note_renamed(*, handle: Text = "", remark: Identifier = "") -> dict:
+    """The same two screens under each other's names (and names the old table knew:
+    ``value`` was refused on a credential, ``password`` passed verbatim)."""
+    return {"handle": handle, "remark": remark}
+
+
+def _login_check(*, value: Annotated[str, Verbatim("a test: the marker, not the name")], password: Text) -> dict:
+    return {"value": value, "password": password}
+
+
+def test_the_screen_follows_the_marker_when_a_parameter_is_renamed():
+    before, after = screened(_profile_note), screened(_profile_note_renamed)
+    secret_text = f"my key {OPENAI_KEY}"
+
+    assert before(remark=secret_text)["remark"] == "my key [redacted api_key]"
+    assert after(handle=secret_text)["handle"] == "my key [redacted api_key]"
+    with pytest.raises(InvalidInput) as refused:
+        before(handle="bad id\x00")
+    assert "handle" in refused.value.details
+    with pytest.raises(InvalidInput) as refused:
+        after(remark="bad id\x00")
+    assert "remark" in refused.value.details
+
+    login = screened(_login_check)
+    assert login(value=secret_text, password=secret_text) == {
+        "value": secret_text, "password": "my key [redacted api_key]"}
+
+
+def test_a_dataclass_field_follows_its_marker_too():
+    @dataclass
+    class Card:
+        title: Text
+        owner: Identifier = ""
+
+    def card_save(*, card: Card) -> Card:
+        return card
+
+    card_save = screened(card_save)
+    assert card_save(card=Card(f"key {OPENAI_KEY}")).title == "key [redacted api_key]"
+    with pytest.raises(InvalidInput) as refused:
+        card_save(card=Card("a title", owner="bad\x00id"))
+    assert "card.owner" in refused.value.details
+
+
+def test_no_global_table_of_names_is_left():
+    assert not hasattr(boundary, "RULES")
+    source = Path(boundary.__file__).read_text()
+    assert "eval(" not in source
 
 
 def test_a_text_field_of_a_dataclass_input_needs_a_rule_too():
     @dataclass
     class Greeting:
-        note: str
+        note: Text
         signature: str
 
     def greeting_send(*, greeting: Greeting, actor: Actor) -> None: ...
@@ -91,8 +162,8 @@ def _service_functions():
                 yield f"{info.name}.{name}", function
 
 
-def _noted_echo(*, user_id: str, note: str = "") -> dict:
-    """A service in miniature: keyword-only, an identifier and a text (boundary.RULES)."""
+def _noted_echo(*, user_id: Identifier, note: Text = "") -> dict:
+    """A service in miniature: keyword-only, an identifier and a text."""
     return {"user_id": user_id, "note": note}
 
 
@@ -114,7 +185,7 @@ def test_a_keyword_call_is_screened_as_a_bound_one():
     with pytest.raises(InvalidInput):
         echo(user_id="bad\x00id")
 
-    def mixed(user_id: str, *, note: str = "") -> dict:  # not keyword-only: bound as before
+    def mixed(user_id: Identifier, *, note: Text = "") -> dict:  # not keyword-only: bound as before
         return {"user_id": user_id, "note": note}
 
     mixed = screened(mixed)
@@ -342,7 +413,7 @@ def _crossing_services():
     attempts = {"forward": 0, "backward": 0}
 
     @service
-    def lock_both(*, first: int, second: int, name: str) -> int:
+    def lock_both(*, first: int, second: int, name: Text) -> int:
         attempts[name] += 1
         Tenant.objects.select_for_update().get(pk=first)
         if attempts[name] == 1:
