@@ -87,9 +87,18 @@ class CandidateFlag:
     # Grounding (SPEC §3): never auto-approved or auto-corrected while it carries one of these.
     UNSUPPORTED = "unsupported"  # its evidence is not in the source message, or does not state the value
     NOT_FROM_USER = "not_from_user"  # its source message is the assistant's, a tool's or the system's
+    # Poisoning (SPEC §3, reviews/poisoning): never auto-approved or auto-corrected either;
+    # ``Candidate.flag_details`` says why (the escaped original, the words, the cues).
+    HIDDEN_CHARACTERS = "hidden_characters"  # invisible or reordering characters were removed
+    CONFUSABLE = "confusable"  # a word mixes scripts into a look-alike (TR39)
+    INSTRUCTION_LIKE = "instruction_like"  # it addresses the agent rather than describing the subject
 
-    ALL = (NEW_ENTITY, CONTESTED, SECRET_MASKED, UNSUPPORTED, NOT_FROM_USER)
+    ALL = (NEW_ENTITY, CONTESTED, SECRET_MASKED, UNSUPPORTED, NOT_FROM_USER, HIDDEN_CHARACTERS, CONFUSABLE,
+           INSTRUCTION_LIKE)
     GROUNDING = (UNSUPPORTED, NOT_FROM_USER)
+    POISONING = (HIDDEN_CHARACTERS, CONFUSABLE, INSTRUCTION_LIKE)
+    # What a person must have looked at: no automatic decision, no unconfirmed bulk approval.
+    NEEDS_A_PERSON = GROUNDING + POISONING
 
 
 class Reason(models.TextChoices):
@@ -109,6 +118,7 @@ class Reason(models.TextChoices):
     AUTO_APPROVE = "auto_approve"
     NEEDS_REVIEW = "needs_review"
     UNGROUNDED = "ungrounded"  # flagged unsupported or not from the user: a person decides
+    POISONING = "poisoning"  # hidden characters, a look-alike word or an instruction: a person decides
     REVIEWER_APPROVED = "reviewer_approved"
     REVIEWER_EDITED = "reviewer_edited"
     REVIEWER_REJECTED = "reviewer_rejected"

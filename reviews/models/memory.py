@@ -130,6 +130,10 @@ class Candidate(models.Model):
     reason = models.CharField(max_length=32, blank=True)
     note = models.TextField(blank=True, help_text="Free-text reason a person gave.")
     flags = models.JSONField(default=list, blank=True)
+    # Why the poisoning flags were raised, for the reviewer (reviews/poisoning): the
+    # originals with hidden characters written out ({"value": "Par⟨U+200B⟩is", …}),
+    # "confusable": the look-alike words, "instruction_like": the cues that matched.
+    flag_details = models.JSONField(default=dict, blank=True)
     # The active fact this candidate disagrees with (SPEC §1 "conflict").
     conflict_fact = models.ForeignKey(
         "Fact", on_delete=models.SET_NULL, null=True, blank=True, related_name="conflicting_candidates"

@@ -62,6 +62,8 @@ class Proposal:
     value_too_long: bool = False
     # Grounding flags (SPEC §3, reviews/policy/grounding.py): any of them keeps a person deciding.
     grounding: tuple[str, ...] = ()
+    # Poisoning flags (SPEC §3, reviews/poisoning): the same, ahead of grounding.
+    poisoning: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,12 +92,13 @@ def evaluate(
     proposal: Proposal,
     **snapshot,
 ) -> Decision:
-    """SPEC §3's steps; a candidate flagged by grounding is never decided automatically:
-    what would have been any outcome but a rejection or a review waits in ``pending_review``."""
+    """SPEC §3's steps; a candidate flagged by poisoning or grounding is never decided
+    automatically, whatever its source and confidence: what would have been any outcome but
+    a rejection or a review waits in ``pending_review``."""
     decision = _evaluate_steps(proposal, **snapshot)
-    if proposal.grounding and decision.status not in (CandidateStatus.REJECTED, CandidateStatus.PENDING_REVIEW):
-        return Decision(CandidateStatus.PENDING_REVIEW, Reason.UNGROUNDED,
-                        conflict_with=decision.conflict_with or decision.replaces)
+    held = Reason.POISONING if proposal.poisoning else Reason.UNGROUNDED if proposal.grounding else None
+    if held and decision.status not in (CandidateStatus.REJECTED, CandidateStatus.PENDING_REVIEW):
+        return Decision(CandidateStatus.PENDING_REVIEW, held, conflict_with=decision.conflict_with or decision.replaces)
     return decision
 
 

@@ -73,6 +73,7 @@ from django.db import DatabaseError, transaction
 
 from ..errors import InvalidInput
 from ..policy.identifiers import identifier_problem, refusal_message
+from ..poisoning.characters import remove_hidden, transform_around_hidden
 from ..screening import Screen, Verbatim
 from ..secrets import PLACEHOLDER, mask_secrets
 
@@ -231,14 +232,32 @@ def _screen_items(value, path: str, problems: _Problems, screen_item, *, mapping
     return value
 
 
+def _masked_text(text: str) -> str:
+    return mask_secrets(text).text
+
+
 def _screen_text(value, path: str, problems: _Problems):
+    """Hidden characters removed (SPEC §3 "Poisoning"), then credentials masked: a key
+    split by a zero-width space is whole again before the mask looks for it."""
     if isinstance(value, str):
         if "\x00" in value:
             problems.add(path, NULL_CHARACTER)
             return value
-        masked = mask_secrets(value).text
-        return value if masked == value else masked  # the same object when nothing was masked
+        masked = _masked_text(remove_hidden(value))
+        return value if masked == value else masked  # the same object when nothing changed
     return _screen_items(value, path, problems, _screen_text, mappings=True)
+
+
+def _screen_fact_text(value, path: str, problems: _Problems):
+    """Credentials masked as if the hidden characters were not there, which stay for the
+    candidate service to flag and show escaped (reviews.poisoning)."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            problems.add(path, NULL_CHARACTER)
+            return value
+        masked = transform_around_hidden(value, _masked_text)
+        return value if masked == value else masked
+    return _screen_items(value, path, problems, _screen_fact_text, mappings=True)
 
 
 def _screen_identifier(value, path: str, problems: _Problems, *, required: bool):
@@ -258,23 +277,27 @@ def _screen_identifier(value, path: str, problems: _Problems, *, required: bool)
 
 
 def _screen_correction(value, path: str, problems: _Problems):
-    """Refuses, never rewrites: the value comes back as it was given."""
+    """Refuses a credential, never masks one: the value comes back as it was given, less
+    its hidden characters (which a person typing a correction does not mean to publish)."""
     if isinstance(value, str):
         if "\x00" in value:
             problems.add(path, NULL_CHARACTER)
-        elif mask_secrets(value).found:
+            return value
+        clean = remove_hidden(value)
+        if mask_secrets(clean).found:
             problems.add(path, SECRET_DETECTED)
-    else:
-        _screen_items(value, path, problems, _screen_correction, mappings=True)
-    return value
+        return value if clean == value else clean
+    return _screen_items(value, path, problems, _screen_correction, mappings=True)
 
 
 def _screen(value, screen: _Screen, path: str, problems: _Problems):
     match screen.screen:
         case None:
             return _screen_nested(value, path, problems)
-        case Screen.TEXT | Screen.FACT_TEXT:
+        case Screen.TEXT:
             return _screen_text(value, path, problems)
+        case Screen.FACT_TEXT:
+            return _screen_fact_text(value, path, problems)
         case Screen.IDENTIFIER:
             return _screen_identifier(value, path, problems, required=screen.required)
         case Screen.OPTIONAL_IDENTIFIER:

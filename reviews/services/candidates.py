@@ -51,6 +51,7 @@ from ..policy.pipeline import (
     evaluate,
 )
 from ..policy.schema import TenantSchema
+from ..poisoning import inspect_text
 from ..secrets import mask_field_value
 from .entities import EntityResolver, subject_get_or_create
 from ..publication import schedule_projection
@@ -226,22 +227,46 @@ class _BatchMemory:
 
 @dataclass(frozen=True)
 class _Masked:
-    """A candidate's value and evidence with every credential cut out (by the boundary, and
-    by the field's name here): the policy, the stored row and the audit event see no original."""
+    """A candidate's value, evidence and entity name with every credential cut out (by the
+    boundary, and by the field's name here) and every hidden character removed: the policy,
+    the stored row and the audit event see no original. What the poisoning checks found
+    (reviews/poisoning) is in ``poisoning`` and, for the reviewer, ``flag_details``."""
 
     value: str
     evidence: str
+    entity_name: str
     secret_kinds: tuple[str, ...]
     found: bool
+    poisoning: tuple[str, ...] = ()
+    flag_details: dict = field(default_factory=dict)
 
 
 def _masked(item: CandidateInput) -> _Masked:
-    # The service boundary masked the text already; its placeholders still say what was
+    # The service boundary masked the text already (around any hidden characters, so a key
+    # split by a zero-width space was masked whole); its placeholders still say what was
     # there. The field's name is this step's own rule (a bare "hunter2" for `password`).
-    value = mask_field_value(item.field, item.value or "")
+    inspected = {
+        "value": inspect_text(item.value or ""),
+        "evidence": inspect_text(item.evidence or ""),
+        # A name gives no orders; the instruction scorer is for what the agent will read as a fact.
+        "entity_name": inspect_text(item.entity_name or "", instructions=False),
+    }
+    value = mask_field_value(item.field, inspected["value"].clean)
     kinds = value.kinds or masked_kinds(value.text)
-    evidence = item.evidence or ""
-    return _Masked(value.text, evidence, kinds, bool(kinds or masked_kinds(evidence) or masked_kinds(item.entity_name)))
+    evidence, entity_name = inspected["evidence"].clean, inspected["entity_name"].clean
+    flags = tuple(dict.fromkeys(flag for inspection in inspected.values() for flag in inspection.flags))
+    details: dict = {name: inspection.escaped for name, inspection in inspected.items() if inspection.escaped}
+    confusable = [word for inspection in inspected.values() for word in inspection.confusable]
+    if confusable:
+        details["confusable"] = list(dict.fromkeys(confusable))
+    cues = [reason for inspection in inspected.values() for reason in inspection.instruction_reasons]
+    if cues:
+        details["instruction_like"] = list(dict.fromkeys(cues))
+    return _Masked(
+        value.text, evidence, entity_name, kinds,
+        bool(kinds or masked_kinds(evidence) or masked_kinds(entity_name)),
+        poisoning=flags, flag_details=details,
+    )
 
 
 def _judged(
@@ -252,7 +277,7 @@ def _judged(
     masked = _masked(item)
     rule = memory.schema.rule_for(item.entity_type, item.field)
     entity = (
-        memory.resolver.resolve(entity_type=item.entity_type, entity_id=item.entity_id, entity_name=item.entity_name)
+        memory.resolver.resolve(entity_type=item.entity_type, entity_id=item.entity_id, entity_name=masked.entity_name)
         if rule is not None
         else None
     )
@@ -269,6 +294,7 @@ def _judged(
         scope=item.scope,
         supersedes=item.supersedes,
         secret_kinds=masked.secret_kinds,
+        poisoning=masked.poisoning,
         value_too_long=len(masked.value) > MAX_VALUE_LENGTH,
         grounding=tuple(
             grounding_flags(
@@ -329,6 +355,7 @@ def _candidate_row(
         status=decision.status,
         reason=decision.reason,
         flags=flags,
+        flag_details=masked.flag_details,
         has_conflict=decision.conflict_with is not None,
         decided_by=str(POLICY) if decided else "",
         decided_at=origin.now if decided else None,
@@ -337,13 +364,14 @@ def _candidate_row(
 
 def _candidate_flags(*, masked: bool, entity, proposal: Proposal) -> list[str]:
     """What the people deciding a candidate are shown about it: a credential cut out, an
-    entity nobody has seen, and the grounding flags."""
+    entity nobody has seen, the grounding and the poisoning flags."""
     flags = []
     if masked:
         flags.append(CandidateFlag.SECRET_MASKED)
     if entity is not None and entity.is_new:
         flags.append(CandidateFlag.NEW_ENTITY)
     flags.extend(proposal.grounding)
+    flags.extend(proposal.poisoning)
     return flags
 
 
@@ -618,6 +646,12 @@ class BulkOutcome:
     failed: list[dict] = field(default_factory=list)
 
 
+BULK_FLAGGED = "flagged"
+BULK_FLAGGED_MESSAGE = (
+    "Flagged for hidden characters, a look-alike word or an instruction: open it and confirm it on its own."
+)
+
+
 def check_bulk_decision(*, items: list, decision: str, actor: Actor, note: str = "") -> None:
     """What refuses a bulk decision as a whole, before any item is touched (InvalidInput);
     the pages call it before asking the reviewer to confirm a large selection."""
@@ -633,7 +667,13 @@ def check_bulk_decision(*, items: list, decision: str, actor: Actor, note: str =
 
 @service
 def candidates_bulk_decide(
-    *, tenant: Tenant, items: list[tuple[int, int]], decision: Text, actor: Actor, note: Text = ""
+    *,
+    tenant: Tenant,
+    items: list[tuple[int, int]],
+    decision: Text,
+    actor: Actor,
+    note: Text = "",
+    confirmed_flagged: frozenset[int] = frozenset(),
 ) -> BulkOutcome:
     """Approve or reject a selection of (candidate id, version) pairs, each on its own terms.
 
@@ -641,16 +681,27 @@ def candidates_bulk_decide(
     2. Decide item by item through candidate_approve / candidate_reject, each in a savepoint
        with its own compare-and-set: a stale item is reported and skipped, the others stand.
        Items run in subject order so two bulk decisions lock subjects in the same order.
+       An item carrying a poisoning flag is approved only when its id is in
+       ``confirmed_flagged`` (the reviewer confirmed that one, having seen why it was
+       flagged); otherwise it is reported as failed (``flagged``) and left waiting.
     3. Record one summary event beside the per-item events the decisions wrote.
     """
     check_bulk_decision(items=items, decision=decision, actor=actor, note=note)
     versions = dict(items)
-    subject_of = dict(Candidate.objects.filter(tenant=tenant, pk__in=versions).values_list("pk", "subject_id"))
+    rows = Candidate.objects.filter(tenant=tenant, pk__in=versions).values_list("pk", "subject_id", "flags")
+    subject_of = {pk: subject_id for pk, subject_id, _flags in rows}
+    unconfirmed = {
+        pk for pk, _subject_id, flags in rows
+        if set(flags or ()) & set(CandidateFlag.POISONING) and pk not in confirmed_flagged
+    } if decision == BulkDecision.APPROVE else set()
     # Every subject first (facts.lock_subject): item by item, the second would be locked
     # after the chain head the first item's events took.
     lock_subjects(subject_of.values())
     outcome = BulkOutcome()
     for candidate_id in sorted(versions, key=lambda pk: (subject_of.get(pk, 0), pk)):
+        if candidate_id in unconfirmed:
+            outcome.failed.append({"id": candidate_id, "code": BULK_FLAGGED, "message": BULK_FLAGGED_MESSAGE})
+            continue
         decide = candidate_approve if decision == BulkDecision.APPROVE else candidate_reject
         try:
             # Each service is atomic: nested here, it runs in its own savepoint.

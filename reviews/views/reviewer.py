@@ -853,7 +853,9 @@ def bulk(request):
         check_bulk_decision(**bulk_request)  # a refusal comes before the question
         if len(versions) > BULK_CONFIRM_ABOVE and data["confirmed"] != f"{decision}:{len(versions)}":
             return _bulk_refused(request, context, confirm=decision)
-        outcome = candidates_bulk_decide(tenant=request.tenant, **bulk_request)
+        outcome = candidates_bulk_decide(
+            tenant=request.tenant, confirmed_flagged=data["confirm_flagged"], **bulk_request
+        )
     except DomainError as error:
         return _bulk_refused(request, context, error=error_message(error))
     summary, details = bulk_notices(decision, outcome)

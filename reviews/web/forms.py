@@ -140,6 +140,15 @@ class BulkDecisionForm(forms.Form):
     # refusal, shown under the bulk bar), so the form does not refuse a NUL a second way.
     note = forms.CharField(required=False, strip=False, max_length=2000)
     confirmed = forms.CharField(required=False, max_length=64)
+    # The flagged items (hidden characters, a look-alike, an instruction) the reviewer
+    # confirmed one by one: bulk approval leaves any other flagged item waiting.
+    confirm_flagged = forms.Field(required=False, widget=forms.MultipleHiddenInput)
+
+    def clean_confirm_flagged(self):
+        values = self.cleaned_data.get("confirm_flagged") or ()
+        if not all(isinstance(value, str) and value.isascii() and value.isdigit() for value in values):
+            raise forms.ValidationError(gettext_lazy("A confirmed item is named by its number."))
+        return frozenset(int(value) for value in values)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -101,9 +101,10 @@ def embeddings_answer(body: dict) -> dict:
 
 
 def message_of(body: dict) -> str:
-    """The message the extractor asked about (between the prompt's <<< and >>>)."""
+    """The message the extractor asked about (the last block between <<<TAG and TAG>>>)."""
     prompt = "\n".join(str(m.get("content") or "") for m in body.get("messages", []))
-    return prompt.rpartition("<<<\n")[2].partition("\n>>>")[0]
+    blocks = re.findall(r"^<<<(\w+)\n(.*?)\n\1>>>$", prompt, re.M | re.S)
+    return blocks[-1][1] if blocks else ""
 
 
 @dataclass
