@@ -13,7 +13,11 @@ Three detectors, each a module beside this one, find where secrets are:
 - ``assignments``: values that a credential name introduces (``DB_PASSWORD=…``,
   ``"apiKey": "…"``, "my password is …", "密码是…"), with the code and prose that only
   talk about credentials left alone;
-- ``numbers``: card numbers (Luhn), Chinese resident ids and US SSNs (checksums).
+- ``numbers``: card numbers (Luhn), Chinese resident ids and US SSNs (checksums);
+- ``context``: what the others left, judged by its context: a label holding a credential
+  word in any case, position or language and a value that is neither an ordinary word nor
+  an everyday number, "Bearer …"/"Basic …" whatever the token, a passphrase after a
+  password label (one explainable score, :func:`reviews.secrets.context.score_assignment`).
 
 docs/operations.md's "What counts as a credential" lists what is caught and what is not, and
 ``tests/fixtures/secrets_corpus.jsonl`` holds the examples both ways.
@@ -23,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .assignments import find_assignments, name_class
+from .context import find_in_context
 from .found import Found
 from .numbers import find_numbers
 from .patterns import find_formats
@@ -61,6 +66,8 @@ def mask_secrets(text: str) -> MaskResult:
     # Shapes first: a provider key after "password=" is named as what it is (api_key), and
     # the name-driven pass then sees a placeholder, not a value.
     masked = _replace(text, find_formats(text), kinds)
+    # Context before names: a passphrase is masked whole before the name pass takes its first word.
+    masked = _replace(masked, find_in_context(masked), kinds)
     masked = _replace(masked, find_assignments(masked), kinds)
     masked = _replace(masked, find_numbers(masked), kinds)
     result = MaskResult(masked, tuple(dict.fromkeys(kinds)))

@@ -55,7 +55,7 @@ _ABOUT_WORDS = frozenset(
     "input form placeholder column format prefix suffix last4 mask masked show visible class style icon button link "
     "page view route template schema scope scopes audience issuer algorithm alg manager provider store storage "
     "location vault env source generator helper util utils spec mock fake sample example bucket "
-    "protected less forgot forgotten hasher hashers strategy rule rules validators".split()
+    "protected less forgot forgotten hasher hashers strategy rule rules validators rate ratio percent score".split()
 )
 _KEY_PREFIXES = frozenset(
     "api access secret private signing encryption master account app client subscription service shared "
