@@ -546,7 +546,12 @@ def subject_erase(*, tenant: Tenant, user_id: Identifier, actor: Actor) -> Erasu
 
 @service
 def fact_delete(
-    *, tenant: Tenant, fact_id: int, actor: Actor, user_id: str | None = None, reason: str = ""
+    *,
+    tenant: Tenant,
+    fact_id: int,
+    actor: Actor,
+    user_id: Annotated[str | None, Screen.IDENTIFIER] = None,
+    reason: Text = "",
 ) -> Fact:
     """Delete a published fact and every copy of its value (see :func:`fact_erase`,
     which also returns the receipt); the value is suppressed so extraction cannot bring it
