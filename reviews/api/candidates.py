@@ -7,7 +7,7 @@ from ..models import Kind, MemoryScope, Scope
 from ..domain import CandidateInput
 from ..services.candidates import candidates_submit
 from .base import ApiView, StrictSerializer
-from .fields import FloatField, IdentifierField
+from .fields import BooleanField, FloatField, IdentifierField
 
 MAX_CANDIDATES_PER_REQUEST = 500
 
@@ -26,7 +26,7 @@ class CandidateInputSerializer(StrictSerializer):
     kind = serializers.ChoiceField(choices=Kind.choices, required=False, default=Kind.FACT)
     scope = serializers.ChoiceField(choices=MemoryScope.choices, required=False, default=MemoryScope.LONG_TERM)
     thread_id = IdentifierField(required=False, allow_blank=True, default="")
-    supersedes = serializers.BooleanField(required=False, default=False)
+    supersedes = BooleanField(required=False, default=False)
 
     def validate(self, attrs):
         if attrs["scope"] == MemoryScope.THREAD and not attrs["thread_id"]:

@@ -1,5 +1,6 @@
 """Input fields stricter than DRF's where SPEC §7 asks: a boolean is not a number, an
 identifier is SPEC §1's."""
+from django.http import QueryDict
 from rest_framework import serializers
 
 from ..errors import InvalidInput
@@ -16,12 +17,28 @@ class _NotABoolean:
         return super().to_internal_value(data)
 
 
-class FloatField(_NotABoolean, serializers.FloatField):
-    pass
+class _NotAStringInJson:
+    """DRF turns ``"1"`` into 1, ``"0.9"`` into 0.9 and ``"yes"`` into True: a client that
+    sends the wrong type finds out only when the value misbehaves (issue 39). In a JSON
+    body a string where a number or boolean is expected is refused, naming the field; in a
+    query string or a form, where every value is text, it is read as DRF reads it."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and not isinstance(getattr(self.root, "initial_data", None), QueryDict):
+            raise serializers.ValidationError(self.type_message, code="invalid")
+        return super().to_internal_value(data)
 
 
-class IntegerField(_NotABoolean, serializers.IntegerField):
-    pass
+class FloatField(_NotAStringInJson, _NotABoolean, serializers.FloatField):
+    type_message = "A number is required, not a string."
+
+
+class IntegerField(_NotAStringInJson, _NotABoolean, serializers.IntegerField):
+    type_message = "A whole number is required, not a string."
+
+
+class BooleanField(_NotAStringInJson, serializers.BooleanField):
+    type_message = "true or false is required, not a string."
 
 
 class IdentifierField(serializers.CharField):

@@ -40,7 +40,7 @@ from ..selectors.subjects import published_fact_locate, subjects_with_published_
 from .auth import ApiKeyAuthentication
 from .base import ApiView, OnceEachParameter
 from .errors import api_exception_handler
-from .fields import IdentifierField, IntegerField
+from .fields import BooleanField, IdentifierField, IntegerField
 
 CHANNEL = "mem0"
 DEFAULT_THREAD = "mem0"  # the thread of messages added without a run_id
@@ -221,7 +221,7 @@ class ReadInput(serializers.Serializer):
     filters = IdentityFilters(required=False)
     user_id = IdentifierField(required=False)
     run_id = IdentifierField(required=False)
-    include_sensitive = serializers.BooleanField(required=False, default=False)
+    include_sensitive = BooleanField(required=False, default=False)
 
 
 class PingApi(Mem0Api):

@@ -32,6 +32,7 @@ REASON_LABELS = {
     Reason.AUTO_APPROVE: _("auto-approved"),
     Reason.NEEDS_REVIEW: _("needs review"),
     Reason.UNGROUNDED: _("not supported by the user's own words"),
+    Reason.POISONING: _("hidden characters, a look-alike or an instruction"),
     Reason.REVIEWER_APPROVED: _("approved by a reviewer"),
     Reason.REVIEWER_EDITED: _("edited by a reviewer"),
     Reason.REVIEWER_REJECTED: _("rejected by a reviewer"),
@@ -50,6 +51,9 @@ FLAG_LABELS = {
     CandidateFlag.SECRET_MASKED: _("credential masked"),
     CandidateFlag.UNSUPPORTED: _("not supported by its message"),
     CandidateFlag.NOT_FROM_USER: _("not the user's own words"),
+    CandidateFlag.HIDDEN_CHARACTERS: _("hidden characters"),
+    CandidateFlag.CONFUSABLE: _("look-alike word"),
+    CandidateFlag.INSTRUCTION_LIKE: _("speaks to the agent"),
 }
 
 
@@ -207,7 +211,7 @@ def _line_badges(context, item) -> str:
     badges.extend(
         _badge("conflict", flag_label(flag), f' data-flag="{escape(flag)}"')
         for flag in flags
-        if flag in (CandidateFlag.UNSUPPORTED, CandidateFlag.NOT_FROM_USER)
+        if flag in CandidateFlag.NEEDS_A_PERSON
     )
     if item.is_new_entity and c.entity_id:
         badges.append(_badge("new", gettext("new entity")))

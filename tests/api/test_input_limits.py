@@ -205,3 +205,55 @@ def test_every_numeric_input_field_of_every_view_refuses_a_boolean():
     # The walk found the fields it is meant to guard (a walk finding nothing proves nothing).
     assert {"CandidateSubmitApi.InputSerializer.candidates[].confidence", "ReviewQueueApi.InputSerializer.min_confidence",
             "SearchApi.InputSerializer.top_k", "ListApi.PageSerializer.page_size"} <= set(checked), checked
+
+
+# --- Strings are not numbers or booleans in a JSON body (issue 39) ---------------------------
+
+
+@pytest.mark.parametrize("field, value", [("confidence", "0.9"), ("confidence", "1"), ("supersedes", "yes"),
+                                          ("supersedes", "true")])
+def test_a_string_for_a_number_or_boolean_of_a_candidate_is_a_400_naming_it(ingest_client, tenant, field, value):
+    response = ingest_client.post_json("/api/v1/candidates",
+                                       {"user_id": "u1", "candidates": [candidate(**{field: value})]})
+
+    error = assert_error(response, 400, "invalid")
+    assert field in json.dumps(error["details"])
+    assert not Candidate.objects.exists()
+
+
+def test_a_version_of_one_as_a_string_is_refused(tenant, submit, make_client):
+    [result] = submit(tenant, "u1", candidate(confidence=0.5))
+    client = make_client(tenant, [Scope.REVIEW])
+
+    response = client.post_json(f"/api/v1/review/candidates/{result.candidate_id}/approve", {"version": "1"})
+
+    error = assert_error(response, 400, "invalid")
+    assert "version" in json.dumps(error["details"])
+    assert Candidate.objects.get(pk=result.candidate_id).version == 1
+
+
+@pytest.mark.parametrize("field, value", [("top_k", "5"), ("include_sensitive", "yes")])
+def test_mem0_refuses_a_string_for_a_number_or_boolean(tenant, make_client, field, value):
+    client = make_client(tenant, [Scope.RECALL])
+    response = client.post_json("/compat/mem0/v3/memories/search/", {"query": "x", "user_id": "u1", field: value})
+    assert response.status_code == 400
+    assert field in json.dumps(response.json()["error"]["details"])
+
+
+def test_a_query_string_is_text_and_still_read_as_numbers(tenant, make_client, publish):
+    publish(tenant, "u1", field="name", value="Alice")
+    response = make_client(tenant, [Scope.RECALL]).get("/api/v1/recall", {"user_id": "u1", "limit": "5",
+                                                                         "explain": "true"})
+    assert response.status_code == 200, response.content
+
+
+def test_every_numeric_or_boolean_input_field_of_every_view_refuses_a_string_in_json():
+    checked = []
+    for serializer_class in _input_serializers():
+        serializer = serializer_class(data={})
+        for where, field in _numeric_fields(serializer):
+            with pytest.raises(serializers.ValidationError):
+                field.run_validation("1")
+            checked.append(f"{serializer_class.__qualname__}.{where}")
+    assert {"CandidateSubmitApi.InputSerializer.candidates[].confidence",
+            "SearchApi.InputSerializer.top_k"} <= set(checked), checked
