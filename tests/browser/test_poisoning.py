@@ -1,6 +1,7 @@
 """A flagged item in a real browser: the hidden characters written out and marked, the
 look-alike word marked, the cues of an instruction listed (SPEC §3 "Poisoning")."""
 import pytest
+from django.urls import reverse
 from playwright.sync_api import expect
 
 from tests.conftest import candidate
@@ -15,11 +16,10 @@ def test_a_flagged_item_shows_its_hidden_parts_and_why(page, login, screenshot, 
         evidence="I like Par\u200bis", confidence=0.99,
     ))
     login("rita")
-    page.goto("/queue/")
+    page.goto(reverse("reviews:candidate", args=[item.pk]))
     article = page.locator(f"#item-{item.pk}")
     expect(article.locator("[data-poisoning=hidden_characters] [data-hidden]").first).to_have_text("⟨U+200B⟩")
     expect(article.locator("[data-poisoning=confusable]")).to_contain_text("Gооgle")
     expect(article.locator("[data-poisoning=instruction_like]")).to_contain_text("override")
-    expect(article.locator(".side.new .value")).not_to_contain_text("\u200b")
     path = screenshot(page, "poisoning-flagged-item")
     assert path.exists()
