@@ -25,6 +25,8 @@ class ExportFormatNegotiation(DefaultContentNegotiation):
 class ExportFiltersSerializer(StrictSerializer):
     """The export's filters, shared by the API and the auditor page."""
 
+    reads_query_text = True  # query parameters: every value is text (api/fields.py)
+
     format = serializers.ChoiceField(choices=ExportFormat.choices, required=False, default=ExportFormat.JSONL)
     since = serializers.DateTimeField(required=False, allow_null=True, default=None, help_text="Inclusive.")
     until = serializers.DateTimeField(required=False, allow_null=True, default=None, help_text="Exclusive.")

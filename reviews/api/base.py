@@ -245,6 +245,8 @@ class FlatQuerySerializer(StrictSerializer):
     the one validating), which is refused.
     """
 
+    reads_query_text = True  # every value is text: "5" is read as 5 (api/fields.py)
+
     def __init__(self, *args, **kwargs):
         if kwargs.get("partial"):
             raise TypeError(f"{type(self).__name__} validates whole queries, never partial ones.")

@@ -21,10 +21,13 @@ class _NotAStringInJson:
     """DRF turns ``"1"`` into 1, ``"0.9"`` into 0.9 and ``"yes"`` into True: a client that
     sends the wrong type finds out only when the value misbehaves (issue 39). In a JSON
     body a string where a number or boolean is expected is refused, naming the field; in a
-    query string or a form, where every value is text, it is read as DRF reads it."""
+    query string or a form, where every value is text, it is read as DRF reads it (a
+    serializer of query parameters says so with ``reads_query_text``)."""
 
     def to_internal_value(self, data):
-        if isinstance(data, str) and not isinstance(getattr(self.root, "initial_data", None), QueryDict):
+        root = self.root
+        text_values = getattr(root, "reads_query_text", False) or isinstance(getattr(root, "initial_data", None), QueryDict)
+        if isinstance(data, str) and not text_values:
             raise serializers.ValidationError(self.type_message, code="invalid")
         return super().to_internal_value(data)
 

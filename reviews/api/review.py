@@ -80,6 +80,8 @@ class ReviewQueueApi(ApiView):
     required_scope = Scope.REVIEW
 
     class InputSerializer(StrictSerializer):
+        reads_query_text = True  # query parameters: every value is text (api/fields.py)
+
         status = serializers.ChoiceField(choices=sorted(QUEUE_PHASES), required=False, default="pending_review")
         user_id = IdentifierField(required=False, default="")
         entity_type = serializers.CharField(max_length=64, required=False, default="")

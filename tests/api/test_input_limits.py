@@ -250,6 +250,8 @@ def test_a_query_string_is_text_and_still_read_as_numbers(tenant, make_client, p
 def test_every_numeric_or_boolean_input_field_of_every_view_refuses_a_string_in_json():
     checked = []
     for serializer_class in _input_serializers():
+        if getattr(serializer_class, "reads_query_text", False):
+            continue  # query parameters, where every value is text
         serializer = serializer_class(data={})
         for where, field in _numeric_fields(serializer):
             with pytest.raises(serializers.ValidationError):
