@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, timedelta
+from typing import Annotated
 
 from django.conf import settings
 from django.utils import timezone
@@ -18,6 +19,7 @@ from ..actors import Actor
 from ..audit import EventDraft
 from ..errors import InvalidInput, InvalidTransition, NotFound
 from ..models import ApiKey, AuditAction, Tenant
+from ..screening import Verbatim
 from .boundary import service
 from .tenants import api_key_cache_clear, api_key_create, api_key_snapshot
 
@@ -31,7 +33,12 @@ LAST_USED_EVERY_SECONDS = 60
 
 @service
 def api_key_rotate(
-    *, tenant: Tenant, prefix: str, actor: Actor, grace: timedelta | None = None, expires_at: datetime | None = None
+    *,
+    tenant: Tenant,
+    prefix: Annotated[str, Verbatim("an API key's public prefix: only looked up, never stored from the input")],
+    actor: Actor,
+    grace: timedelta | None = None,
+    expires_at: datetime | None = None,
 ) -> tuple[ApiKey, str, ApiKey]:
     """Replace a live key by a new one with the same name, scopes and source (and its own
     ``expires_at``, if any: a key rotated because it is about to expire should not inherit that).

@@ -15,6 +15,7 @@ from ..actors import Actor
 from ..audit import EventDraft
 from ..errors import InvalidInput, NotFound
 from ..models import AuditAction, SavedView, Tenant
+from ..screening import Text
 from .boundary import service
 
 MAX_SAVED_VIEWS = 50
@@ -36,7 +37,7 @@ def _snapshot(view: SavedView) -> dict:
 
 @service
 def saved_view_save(
-    *, tenant: Tenant, owner: AbstractBaseUser, name: str, queue_query: str, actor: Actor
+    *, tenant: Tenant, owner: AbstractBaseUser, name: Text, queue_query: Text, actor: Actor
 ) -> SavedView:
     """Save (or, under a name already used, replace) one of ``owner``'s views; ``queue_query``
     is the queue's query string (:func:`saved_view_query` keeps its filters)."""
