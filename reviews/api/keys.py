@@ -12,6 +12,7 @@ from ..models import ApiKey, Scope, Source
 from ..services.api_keys import MAX_GRACE, api_key_rotate
 from ..services.tenants import API_KEY_SOURCES, api_key_create, api_key_revoke
 from .base import ApiErrorSerializer, ApiView, StrictSerializer
+from .fields import IntegerField
 
 # Also names the schema's enum (SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]).
 API_KEY_SOURCE_CHOICES = [(s.value, s.label) for s in API_KEY_SOURCES]
@@ -89,7 +90,7 @@ class ApiKeyRotateApi(ApiView):
     required_scope = Scope.ADMIN
 
     class InputSerializer(StrictSerializer):
-        grace_seconds = serializers.IntegerField(
+        grace_seconds = IntegerField(
             required=False, default=None, allow_null=True, min_value=0, max_value=int(MAX_GRACE.total_seconds()),
             help_text="How long the old key keeps working (default MEMORY_API_KEY_ROTATION_GRACE_SECONDS).",
         )
