@@ -13,12 +13,10 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.middleware.csrf import get_token
 from django.http import Http404, HttpResponseRedirect, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import formats, timezone
-from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
@@ -75,7 +73,6 @@ from ..services.candidates import (
 from ..services.claims import candidates_claim, candidates_claims_renew, candidates_release
 from ..services.entities import entity_merge
 from ..services.waiting import stale_details
-from ..web.widgets import QuickSelect
 
 CLAIM_SIZES = (5, 10, 20, 50)
 
@@ -173,28 +170,22 @@ AGE_CHOICES = [
 ]
 
 
-class QueueChoiceField(forms.ChoiceField):
-    """The queue's dropdowns: eleven a page, built without the template engine (reviews/web/widgets.py)."""
-
-    widget = QuickSelect
-
-
 class QueueFilterForm(forms.Form):
     q = forms.CharField(label=gettext_lazy("Search"), max_length=200, required=False)
-    sort = QueueChoiceField(label=gettext_lazy("Sort"), choices=SORT_CHOICES, required=False)
-    flag = QueueChoiceField(label=gettext_lazy("Flag"), choices=FLAG_CHOICES, required=False)
-    claims = QueueChoiceField(label=gettext_lazy("Claimed items"), choices=CLAIM_CHOICES, required=False)
-    status = QueueChoiceField(label=gettext_lazy("Status"), choices=STATUS_CHOICES, required=False)
-    entity_type = QueueChoiceField(label=gettext_lazy("Entity type"), required=False)
-    field = QueueChoiceField(label=gettext_lazy("Field"), required=False)
-    sensitivity = QueueChoiceField(
+    sort = forms.ChoiceField(label=gettext_lazy("Sort"), choices=SORT_CHOICES, required=False)
+    flag = forms.ChoiceField(label=gettext_lazy("Flag"), choices=FLAG_CHOICES, required=False)
+    claims = forms.ChoiceField(label=gettext_lazy("Claimed items"), choices=CLAIM_CHOICES, required=False)
+    status = forms.ChoiceField(label=gettext_lazy("Status"), choices=STATUS_CHOICES, required=False)
+    entity_type = forms.ChoiceField(label=gettext_lazy("Entity type"), required=False)
+    field = forms.ChoiceField(label=gettext_lazy("Field"), required=False)
+    sensitivity = forms.ChoiceField(
         label=gettext_lazy("Sensitivity"), choices=[("", gettext_lazy("any")), *Sensitivity.choices], required=False
     )
     min_confidence = forms.FloatField(label=gettext_lazy("Confidence from"), min_value=0, max_value=1, required=False)
     max_confidence = forms.FloatField(label=gettext_lazy("to"), min_value=0, max_value=1, required=False)
-    conflict = QueueChoiceField(label=gettext_lazy("Conflict"), choices=YES_NO, required=False)
-    new_entity = QueueChoiceField(label=gettext_lazy("New entity"), choices=YES_NO, required=False)
-    age = QueueChoiceField(label=gettext_lazy("Age"), choices=AGE_CHOICES, required=False)
+    conflict = forms.ChoiceField(label=gettext_lazy("Conflict"), choices=YES_NO, required=False)
+    new_entity = forms.ChoiceField(label=gettext_lazy("New entity"), choices=YES_NO, required=False)
+    age = forms.ChoiceField(label=gettext_lazy("Age"), choices=AGE_CHOICES, required=False)
     user_id = IdentifierField(name=gettext_lazy("The user"), label=gettext_lazy("User"), required=False)
 
     def __init__(self, *args, tenant, **kwargs):
@@ -384,16 +375,10 @@ def candidate_body(request, pk: int):
 
 def _item_context(request, *, here: str, **extra) -> dict:
     """What the item partial needs beside the item: who may act, and where to come back to
-    (``decision_hidden``: the fields every decision form carries but its version, made once
-    for the page's forty forms instead of once each)."""
+    (``here``: the page a plain form goes back to)."""
     return {
         "can_decide": request.can_decide,
         "here": here,
-        "decision_hidden": format_html(
-            '<input type="hidden" name="csrfmiddlewaretoken" value="{}"><input type="hidden" name="next" value="{}">',
-            get_token(request),
-            here,
-        ),
         "queue_url": reverse("reviews:queue"),
         "viewer": str(Actor.reviewer(request.user)),
         "undo_seconds": UNDO_SECONDS,
