@@ -93,6 +93,11 @@
   document.addEventListener("toggle", function (event) {
     var details = event.target;
     if (details.open && details.matches && details.matches("details[data-expand]")) fetchBody(details.closest("[data-item]"));
+    // Reject or edit opened by the mouse: its field takes the focus, as the keys r and e give it.
+    if (details.open && details.matches && details.matches("details[data-action]")) {
+      var field = details.querySelector("input:not([type=hidden]), textarea");
+      if (field && document.activeElement !== field) focusField(field);
+    }
   }, true);
 
   function currentItem() {
