@@ -405,9 +405,9 @@ def review_queue_counts(*, tenant: Tenant, filters: QueueFilters, viewer: str = 
     """
     now = now or timezone.now()
     waiting = waiting_for_review(tenant=tenant)
-    mine = Candidate.objects.filter(
-        tenant=tenant, status__in=OPEN_CANDIDATE_STATUSES, claimed_by=viewer, claim_expires_at__gt=now
-    )
+    # A claim counts where it can lead: "claimed by you" opens the list of one's claims, which
+    # shows items waiting for a reviewer (a deferred item keeps its claim columns, not a claim).
+    mine = waiting.filter(claimed_by=viewer, claim_expires_at__gt=now)
     row = read_at_once(
         tenant,
         waiting=CappedCount(waiting),

@@ -21,7 +21,6 @@ from ..actors import Actor
 from ..audit import EventDraft
 from ..errors import InvalidInput
 from ..models import AuditAction, Candidate, CandidateStatus, Tenant
-from ..models.choices import OPEN_CANDIDATE_STATUSES
 from ..selectors.queue import QUEUE_ORDER, QueueClaims, QueueFilters, queue_filtered
 from .boundary import service
 
@@ -33,7 +32,10 @@ def claim_lease() -> timedelta:
 
 
 def _live(actor: Actor, now: datetime):
-    return Candidate.objects.filter(claimed_by=str(actor), claim_expires_at__gt=now, status__in=OPEN_CANDIDATE_STATUSES)
+    """The actor's live claims on items waiting for a reviewer: an item sent to the subject
+    (deferred) is out of the reviewer's hands, and counting it made "released 6" follow
+    "claimed 5"."""
+    return Candidate.objects.filter(claimed_by=str(actor), claim_expires_at__gt=now, status=CandidateStatus.PENDING_REVIEW)
 
 
 @service

@@ -566,19 +566,26 @@ def _decide(request, pk: int, kind: ReviewDecision, service, options=_no_options
 
 
 def _item_response(request, pk: int, *, notice: str, notice_level: str, undo_ids=(), status: int = 200):
-    """The item as it is now, and the toast (out of band) saying what happened."""
+    """The item as it is now, the toast (out of band) saying what happened, and the page's
+    headline and "Release mine" counted again for the page's filters (out of band): after
+    ten decisions the headline no longer says what it said before them."""
     candidate = _candidate_or_404(request.tenant, pk)
     viewer = str(Actor.reviewer(request.user))
+    here = _back(request, reverse("reviews:queue"))
+    _form, filters = _queue_filters(QueryDict(urlsplit(here).query), request.tenant)
+    query = QueryDict(urlsplit(here).query, mutable=True)
+    query.pop("cursor", None)
     return render(
         request,
         "reviews/queue.html#item_and_toast",
         _item_context(
             request,
-            here=_back(request, reverse("reviews:queue")),
+            here=here,
             item=review_queue_items(tenant=request.tenant, candidates=[candidate], viewer=viewer)[0],
             notice=notice,
             notice_level=notice_level,
             undo_ids=list(undo_ids),
+            **_counts_context(request, filters, filter_query=query.urlencode()),
         ),
         status=status,
     )
