@@ -160,3 +160,26 @@ def when(value) -> str:
     if days_ago == 1:
         return gettext("yesterday")
     return gettext("on %(date)s") % {"date": date_format(day, pgettext("short date", "j M Y"))}
+
+
+# Who acted, for a reader: staff by username (selectors.actor_names reads those); the other
+# kinds of actor (SPEC §6) by what they are.
+ACTOR_KIND_LABELS = {
+    "system": pgettext_lazy("actor", "System"),
+    "policy": pgettext_lazy("actor", "Policy"),
+}
+ACTOR_WITH_ID_LABELS = {
+    "api_key": pgettext_lazy("actor", "API key %(id)s"),
+    "subject": pgettext_lazy("actor", "User %(id)s"),
+    "reviewer": pgettext_lazy("actor", "Staff member %(id)s"),
+}
+
+
+def actor_label(actor: str) -> str:
+    """``system`` → "System", ``api_key:ingest`` → "API key ingest"; an unknown kind as stored."""
+    kind, _sep, ident = (actor or "").partition(":")
+    if kind in ACTOR_KIND_LABELS and not ident:
+        return str(ACTOR_KIND_LABELS[kind])
+    if kind in ACTOR_WITH_ID_LABELS and ident:
+        return str(ACTOR_WITH_ID_LABELS[kind]) % {"id": ident}
+    return actor

@@ -18,6 +18,7 @@ from django.db.models import (
 )
 from django.utils import timezone
 
+from .. import labels
 from ..actors import Actor
 from ..domain import UNDO_SECONDS
 from ..errors import InvalidInput
@@ -619,7 +620,7 @@ def actor_names(actors) -> dict[str, str]:
     """Readable names for actor strings; reviewers by username (one query for all)."""
     staff_ids = {actor: who.staff_id for actor in actors if (who := Actor.parse(actor)) and who.staff_id}
     usernames = dict(get_user_model().objects.filter(pk__in=staff_ids.values()).values_list("pk", "username"))
-    return {actor: usernames.get(staff_ids.get(actor), actor) for actor in actors}
+    return {actor: usernames.get(staff_ids.get(actor)) or labels.actor_label(actor) for actor in actors}
 
 
 def review_queue_items(

@@ -100,6 +100,22 @@ def decision_label(kind: str) -> str:
     return DECISION_LABELS.get(kind, kind)
 
 
+# Entity types as staff read them (labels.DEFAULT_ENTITY_TYPE_LABELS speaks to the subject:
+# their own entity is "You"); a tenant's own type reads as words.
+ENTITY_TYPE_LABELS = {
+    "user": pgettext_lazy("entity type", "User"),
+    "project": pgettext_lazy("entity type", "Project"),
+    "organization": pgettext_lazy("entity type", "Organisation"),
+    "preference": pgettext_lazy("entity type", "Preferences"),
+}
+
+
+@register.filter
+def entity_type_label(code: str) -> str:
+    label = ENTITY_TYPE_LABELS.get(code)
+    return str(label) if label else labels.humanise(code).capitalize()
+
+
 # Who wrote a message of a conversation (Message.role: what the integrating system sent; an
 # unknown role prints as it came).
 ROLE_LABELS = {

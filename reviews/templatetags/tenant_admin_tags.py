@@ -2,6 +2,8 @@
 from django import template
 from django.utils.translation import gettext as _
 
+from ..models import Role
+
 register = template.Library()
 
 
@@ -17,6 +19,15 @@ def setting_value(value) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(str(item) for item in value) or "—"
     return str(value)
+
+
+@register.filter
+def change_value(value, name: str) -> str:
+    """A recorded change's value: a staff member's role by its label, anything else as
+    :func:`setting_value` shows it."""
+    if name == "role" and value in Role.values:
+        return str(Role(value).label)
+    return setting_value(value)
 
 
 @register.filter

@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import wraps
 
 from django import forms
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.cache import cache
@@ -19,7 +20,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, pgettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from ..actors import Actor
@@ -27,7 +28,7 @@ from ..audit import verify_tenant
 from ..selectors.audit import AuditCursor, audit_events_page
 from ..errors import InvalidInput, NotFound
 from ..exports import ExportFilters
-from ..models import AuditChainHead, AuditExport, ExportFormat, ExportStatus
+from ..models import ActorKind, AuditChainHead, AuditExport, ExportFormat, ExportStatus
 from ..web.forms import IdentifierField
 from ..permissions import can_audit, staff_tenant
 from ..selectors.queue import actor_names
@@ -58,15 +59,33 @@ def auditor_page(view):
 
 
 class ExportForm(forms.Form):
-    format = forms.ChoiceField(choices=ExportFormat.choices, initial=ExportFormat.JSONL, required=False)
+    format = forms.ChoiceField(
+        choices=ExportFormat.choices, initial=ExportFormat.JSONL, required=False, label=gettext_lazy("Format")
+    )
     since = forms.DateTimeField(required=False, label=gettext_lazy("From (inclusive)"))
     until = forms.DateTimeField(required=False, label=gettext_lazy("Until (exclusive)"))
-    action = forms.CharField(max_length=64, required=False, help_text=gettext_lazy("e.g. fact.deleted or fact.*"))
-    actor = forms.CharField(max_length=160, required=False, help_text=gettext_lazy("e.g. reviewer:3 or api_key:*"))
+    action = forms.CharField(
+        max_length=64, required=False, label=gettext_lazy("Action"), help_text=gettext_lazy("e.g. fact.deleted or fact.*")
+    )
+    actor = forms.CharField(
+        max_length=160, required=False, label=gettext_lazy("Actor"),
+        help_text=gettext_lazy("a username, or e.g. reviewer:3 or api_key:*"),
+    )
     user_id = IdentifierField(name=gettext_lazy("The user"), required=False, label=gettext_lazy("User (subject)"))
     object = forms.RegexField(
-        regex=r"^[\w.-]{1,32}(:.{1,64})?$", max_length=97, required=False, help_text=gettext_lazy("type or type:id")
+        regex=r"^[\w.-]{1,32}(:.{1,64})?$", max_length=97, required=False, label=gettext_lazy("Object"),
+        help_text=gettext_lazy("type or type:id"),
     )
+
+    def clean_actor(self):
+        """A staff member's username stands for their actor string (reviewer:<id>), as the
+        log names them: "steward" finds steward's events. Anything else is an actor pattern."""
+        actor = self.cleaned_data["actor"].strip()
+        if actor and ":" not in actor and "*" not in actor:
+            staff_id = get_user_model().objects.filter(username=actor).values_list("pk", flat=True).first()
+            if staff_id is not None:
+                return str(Actor(ActorKind.REVIEWER, str(staff_id)))
+        return actor
 
     def clean_format(self):
         return self.cleaned_data["format"] or ExportFormat.JSONL
@@ -231,6 +250,38 @@ def chain_status(tenant) -> dict:
     return status
 
 
+OBJECT_TYPE_LABELS = {
+    "candidate": pgettext_lazy("audit object", "Item #%(id)s"),
+    "fact": pgettext_lazy("audit object", "Fact #%(id)s"),
+    "entity": pgettext_lazy("audit object", "Entity #%(id)s"),
+    "api_key": pgettext_lazy("audit object", "API key %(id)s"),
+    "subject": pgettext_lazy("audit object", "User %(id)s"),
+    "candidate_selection": pgettext_lazy("audit object", "%(id)s items"),
+}
+
+
+def _object_label(row: dict) -> str:
+    label = OBJECT_TYPE_LABELS.get(row["object_type"])
+    return str(label) % {"id": row["object_id"]} if label else f"{row['object_type']} {row['object_id']}"
+
+
+def _object_names(tenant, rows: list[dict]) -> dict[tuple[str, str], str]:
+    """Objects a person knows by name: a staff member by username, the tenant by its name."""
+    user_ids = {int(row["object_id"]) for row in rows if row["object_type"] == "user" and str(row["object_id"]).isdigit()}
+    names = {("user", str(pk)): username for pk, username in get_user_model().objects.filter(pk__in=user_ids).values_list("pk", "username")}
+    names[("tenant", str(tenant.pk))] = tenant.name or tenant.slug
+    return names
+
+
+def _changes(before, after) -> list[tuple[str, object, object]]:
+    """An edit as before → after, one line a changed key, when both sides are records; []
+    otherwise (the page then shows each side whole)."""
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return []
+    keys = list(dict.fromkeys([*before, *after]))
+    return [(key, before.get(key), after.get(key)) for key in keys if before.get(key) != after.get(key)]
+
+
 def _object_url(row: dict) -> str:
     name = OBJECT_PAGES.get(row["object_type"])
     if name and str(row["object_id"]).isdigit():
@@ -253,9 +304,12 @@ def audit_log(request):
             cursor = None
     page = audit_events_page(tenant=request.tenant, filters=filters, cursor=cursor, limit=LOG_PAGE_SIZE)
     names = actor_names({row["actor"] for row in page.rows})
+    objects = _object_names(request.tenant, page.rows)
     for row in page.rows:
         row["actor_name"] = names.get(row["actor"], row["actor"])
         row["object_url"] = _object_url(row)
+        row["object_label"] = objects.get((row["object_type"], str(row["object_id"]))) or _object_label(row)
+        row["changes"] = _changes(row.get("before"), row.get("after"))
     next_url = ""
     if page.next_cursor is not None:
         query = request.GET.copy()
