@@ -110,3 +110,17 @@ class TestDemo:
         assert (Message.objects.count(), Candidate.objects.count(), get_user_model().objects.count(),
                 RecallRecord.objects.count()) == counts
         assert "Using tenant 'demo'" in output and "0 new" in output and " 1 new" not in output
+
+    def test_its_queue_shows_a_conflict_a_contested_fact_and_a_long_value(self, django_capture_on_commit_callbacks):
+        from reviews.management.commands.demo import SHOWCASE_SUBJECT
+
+        with django_capture_on_commit_callbacks(execute=True):
+            output = run("demo")
+        waiting = list(Candidate.objects.filter(tenant__slug="demo", subject__user_id=SHOWCASE_SUBJECT,
+                                                status="pending_review"))
+        conflict = [c for c in waiting if c.conflict_fact_id and "contested" not in (c.flags or [])]
+        contested = [c for c in waiting if "contested" in (c.flags or [])]
+        assert len(conflict) == 1 and conflict[0].conflict_fact.source == "business_system"
+        assert len(contested) == 1 and contested[0].note
+        assert any(len(c.value) > 160 for c in waiting)
+        assert f"Added {SHOWCASE_SUBJECT}'s items for the queue: 2 conflict(s), 1 contested fact(s), 1 long value(s)." in output

@@ -17,10 +17,11 @@ from django.utils.dateparse import parse_datetime
 from reviews.actors import SYSTEM, Actor
 from reviews.models import ApiKey, Candidate, Membership, Message, RecallRecord, Role, Scope, Source, Tenant
 from reviews.recall.query import RecallQuery
-from reviews.domain import MessageInput
+from reviews.domain import CandidateInput, MessageInput
 from reviews.services.ingest import extractions_drain, messages_ingest
-from reviews.services.portal import portal_link_create
 from reviews.recall.service import recall_perform
+from reviews.services.candidates import candidate_approve, candidates_submit
+from reviews.services.portal import fact_contest, portal_link_create
 from reviews.services.tenants import api_key_create, staff_create, tenant_create
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "demo_conversations.jsonl"
@@ -32,6 +33,13 @@ DEMO_PEOPLE = [
     ("steward", "steward", Role.TENANT_ADMIN),
 ]
 DEMO_SUBJECT = "alice"
+# A subject whose items show what a reviewer meets besides the conversations' candidates: a
+# conflict with the business system's value, a fact the subject contested, a long value.
+SHOWCASE_SUBJECT = "maya"
+SHOWCASE_LONG_VALUE = (
+    "Prefers answers that start with a short runnable example, then explain the trade-offs in two or three "
+    "sentences, link the official documentation page, and say which versions the example was checked against"
+)
 # A Django superuser for the admin (/admin/): demo data only, never for a real installation.
 DEMO_SUPERUSER = ("admin", "admin")
 # One key that can try every example of the README and docs/.
@@ -76,6 +84,7 @@ class Command(BaseCommand):
             self.stdout.write(f"Using tenant {DEMO_TENANT!r}.")
         self._people(tenant)
         self._conversations(tenant)
+        self._showcase(tenant)
         key, raw_key = api_key_create(tenant=tenant, scopes=DEMO_KEY_SCOPES, source=Source.CHAT, name="demo")
         self._first_recalls(tenant, key)
         self._summary(tenant, raw_key)
@@ -112,6 +121,43 @@ class Command(BaseCommand):
             )
         # Background hand-offs (to the broker, or to an in-process model) finish before we report.
         extractions_drain(retries=True)
+
+    def _showcase(self, tenant: Tenant) -> None:
+        """Maya's items, once: the business system publishes her name and a chat then claims
+        another (a conflict waiting for a reviewer); a reviewer approved her role and she
+        contests it on her own page (a contested fact); a long preference waits too."""
+        if Candidate.objects.filter(tenant=tenant, subject__user_id=SHOWCASE_SUBJECT).exists():
+            return
+        reviewer = get_user_model().objects.get(username=DEMO_PEOPLE[0][0])
+
+        def submit(source, *items):
+            results = candidates_submit(
+                tenant=tenant, user_id=SHOWCASE_SUBJECT, source=source, actor=SYSTEM, extractor="demo",
+                candidates=[CandidateInput(entity_type="user", entity_id="me", **item) for item in items],
+            )
+            return [Candidate.objects.get(pk=result.candidate_id) for result in results]
+
+        submit(Source.BUSINESS_SYSTEM, {"field": "name", "value": "Maya Lindqvist", "confidence": 0.99})
+        # Only what a reviewer approved can be contested (SPEC §4): her role came from a chat.
+        [role] = submit(Source.CHAT, {"field": "role", "value": "Staff engineer, payments platform", "confidence": 0.9})
+        if role.fact_id is None:
+            role = candidate_approve(tenant=tenant, candidate_id=role.pk, version=role.version, actor=Actor.reviewer(reviewer))
+        fact_contest(
+            tenant=tenant, user_id=SHOWCASE_SUBJECT, fact_id=role.fact_id, actor=Actor.subject(SHOWCASE_SUBJECT),
+            note="I moved to the data platform team in October.",
+        )
+        submit(
+            Source.CHAT,
+            {"field": "name", "value": "Maya Lindqvist-Okafor", "confidence": 0.9},
+            {"field": "preference", "value": SHOWCASE_LONG_VALUE, "confidence": 0.9},
+        )
+        # Counted in Python: the demo runs on SQLite, which has no JSON "contains" lookup.
+        waiting = list(Candidate.objects.filter(tenant=tenant, subject__user_id=SHOWCASE_SUBJECT, status="pending_review"))
+        self.stdout.write(
+            f"Added {SHOWCASE_SUBJECT}'s items for the queue: {sum(c.conflict_fact_id is not None for c in waiting)} "
+            f"conflict(s), {sum('contested' in (c.flags or []) for c in waiting)} contested fact(s), "
+            f"{sum(len(c.value) > 160 for c in waiting)} long value(s)."
+        )
 
     def _first_recalls(self, tenant: Tenant, key: ApiKey) -> None:
         """Each subject recalled once with the demo key, as an agent would through the recall
