@@ -20,17 +20,20 @@ CATALOG = Path(__file__).resolve().parents[2] / "locale" / "zh_Hans" / "LC_MESSA
 
 
 def po_entries() -> dict[str, tuple[str, str | None]]:
-    """msgid -> (msgstr, msgid_plural): the first form stands for a plural entry."""
+    """msgid -> (msgstr, msgid_plural): the first form stands for a plural entry. An entry
+    with a context (pgettext) is keyed "context\x04msgid", as gettext stores it."""
     text = (CATALOG / "django.po").read_text(encoding="utf-8")
     entries = {}
     for block in text.split("\n\n"):
         if block.lstrip().startswith("#~"):
             continue
+        context = re.search(r'^msgctxt "(.*)"$', block, re.M)
         msgid = re.search(r'^msgid "(.*)"$', block, re.M)
         plural = re.search(r'^msgid_plural "(.*)"$', block, re.M)
         msgstr = re.search(r'^msgstr(?:\[0\])? "(.*)"$', block, re.M)
         if msgid and msgid.group(1):
-            entries[unquote(msgid.group(1))] = (
+            key = (f"{unquote(context.group(1))}\x04" if context else "") + unquote(msgid.group(1))
+            entries[key] = (
                 unquote(msgstr.group(1)) if msgstr else "",
                 unquote(plural.group(1)) if plural else None,
             )
