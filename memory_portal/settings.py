@@ -298,6 +298,8 @@ CELERY_BEAT_SCHEDULE = {
     # Does nothing unless MEMORY_RECALL_RECORD_STREAM_URL is set: a backstop for the drain
     # process (which writes records within milliseconds), not the main path.
     "drain-recall-records": {"task": "reviews.tasks.drain_recall_records", "schedule": timedelta(seconds=5)},
+    # Webhook deliveries whose retry is due, or whose on-commit send the broker lost.
+    "deliver-webhooks": {"task": "reviews.tasks.deliver_due_webhooks", "schedule": timedelta(seconds=5)},
 }
 
 # --- Memory Portal ------------------------------------------------------------------------
@@ -357,6 +359,13 @@ MEMORY_DIGEST_KEY = env.str("MEMORY_DIGEST_KEY", default="") or (
 if not DEBUG and MEMORY_DIGEST_KEY.startswith("insecure-dev-"):
     raise RuntimeError("MEMORY_DIGEST_KEY must be set when DJANGO_DEBUG is off.")
 MEMORY_DIGEST_OLD_KEYS = env.names("MEMORY_DIGEST_OLD_KEYS")
+
+# --- Webhooks (SPEC §7b) ---------------------------------------------------------------------
+# Seconds to wait before each retry of a delivery; after the last, the delivery is failed.
+MEMORY_WEBHOOK_RETRY_SECONDS = [float(s) for s in env.names("MEMORY_WEBHOOK_RETRY_SECONDS", default="5,30,120,600,3600")]
+# Receivers inside the operator's own network (loopback, private addresses, plain http).
+MEMORY_WEBHOOK_ALLOW_PRIVATE = env.bool("MEMORY_WEBHOOK_ALLOW_PRIVATE", default=False)
+MEMORY_WEBHOOK_TIMEOUT_SECONDS = env.float("MEMORY_WEBHOOK_TIMEOUT_SECONDS", default=5)
 
 LOGGING = {
     "version": 1,

@@ -23,6 +23,7 @@ from django.utils.translation import gettext as _
 from .context import current_request_id
 from .models import AuditChainHead, AuditEvent, AuditPayload
 from .policy.normalize import digest_matches, keyed_digest
+from .webhooks import outbox
 
 if TYPE_CHECKING:
     from .actors import Actor
@@ -136,6 +137,8 @@ def record_many(tenant_id: int, drafts: Iterable[EventDraft]) -> list[AuditEvent
         if before is not None or after is not None or reason
     )
     AuditChainHead.objects.filter(tenant_id=tenant_id).update(seq=seq, hash=prev_hash)
+    # The changes host apps hear of (SPEC §7b): their outbox rows, in this same transaction.
+    outbox.emit(tenant_id, drafts)
     return events
 
 

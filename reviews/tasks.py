@@ -96,3 +96,11 @@ def extract_message(self, message_pk: int) -> None:
 def sweep_pending_extractions() -> int:
     """The beat's safety net: pending messages the broker lost go round again."""
     return ingest.pending_extractions_sweep()
+
+
+@shared_task(acks_late=True, expires=30)
+def deliver_due_webhooks() -> int:
+    """Every few seconds, and after each commit that owes events: send due webhook deliveries."""
+    from .webhooks import delivery  # delivery publishes this task: the import would be circular
+
+    return delivery.deliver_due()

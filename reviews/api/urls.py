@@ -11,6 +11,7 @@ from .portal_link import PortalLinkCreateApi
 from .recall import RecallApi
 from .review import ReviewApproveApi, ReviewDeferApi, ReviewQueueApi, ReviewRejectApi
 from .users import UserFactDeleteApi, UserFactsApi
+from .webhooks import WebhookDeleteApi, WebhooksApi
 
 urlpatterns = [
     path("", api_index, name="index"),
@@ -29,4 +30,6 @@ urlpatterns = [
     path("keys", ApiKeyCreateApi.as_view(), name="keys-create"),
     path("keys/<key_prefix:prefix>", ApiKeyRevokeApi.as_view(), name="keys-revoke"),
     path("keys/<key_prefix:prefix>/rotate", ApiKeyRotateApi.as_view(), name="keys-rotate"),
+    path("webhooks", WebhooksApi.as_view(), name="webhooks"),
+    path("webhooks/<int:endpoint_id>", WebhookDeleteApi.as_view(), name="webhook-delete"),
 ]
