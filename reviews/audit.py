@@ -51,7 +51,10 @@ class EventDraft:
     ) -> EventDraft:
         """The event of a change to one object of one subject's memory, the form most take:
         the actor rendered once, the subject named by its user id. ``recorded`` holds the
-        rest (before, after, reason, reason_code)."""
+        rest (before, after, reason, reason_code). An actor that came through someone else
+        (a subject answering in a host app) has that recorded beside the new state."""
+        if actor.via:
+            recorded["after"] = {**(recorded.get("after") or {}), "via": actor.via}
         return cls(
             actor=str(actor),
             action=action,

@@ -7,6 +7,7 @@ from .candidates import CandidateSubmitApi
 from .index import api_index
 from .keys import ApiKeyCreateApi, ApiKeyRevokeApi, ApiKeyRotateApi
 from .messages import MessagesIngestApi
+from .pending import PendingConfirmApi, PendingListApi, PendingRejectApi
 from .portal_link import PortalLinkCreateApi
 from .recall import RecallApi
 from .review import ReviewApproveApi, ReviewDeferApi, ReviewQueueApi, ReviewRejectApi
@@ -25,6 +26,17 @@ urlpatterns = [
     path("users/<identifier:user_id>/portal-link", PortalLinkCreateApi.as_view(), name="portal-link-create"),
     path("users/<identifier:user_id>/facts", UserFactsApi.as_view(), name="user-facts"),
     path("users/<identifier:user_id>/facts/<int:fact_id>", UserFactDeleteApi.as_view(), name="user-fact-delete"),
+    path("users/<identifier:user_id>/pending", PendingListApi.as_view(), name="user-pending"),
+    path(
+        "users/<identifier:user_id>/pending/<int:candidate_id>/confirm",
+        PendingConfirmApi.as_view(),
+        name="user-pending-confirm",
+    ),
+    path(
+        "users/<identifier:user_id>/pending/<int:candidate_id>/reject",
+        PendingRejectApi.as_view(),
+        name="user-pending-reject",
+    ),
     path("audit/export", AuditExportApi.as_view(), name="audit-export"),
     path("audit/events", AuditEventsApi.as_view(), name="audit-events"),
     path("keys", ApiKeyCreateApi.as_view(), name="keys-create"),
