@@ -367,14 +367,33 @@ MEMORY_WEBHOOK_RETRY_SECONDS = [float(s) for s in env.names("MEMORY_WEBHOOK_RETR
 MEMORY_WEBHOOK_ALLOW_PRIVATE = env.bool("MEMORY_WEBHOOK_ALLOW_PRIVATE", default=False)
 MEMORY_WEBHOOK_TIMEOUT_SECONDS = env.float("MEMORY_WEBHOOK_TIMEOUT_SECONDS", default=5)
 
+# --- Metrics (SPEC §8) -----------------------------------------------------------------------
+# GET /metrics answers only with "Authorization: Bearer <token>"; unset: 404, and nothing counted.
+MEMORY_METRICS_TOKEN = env.str("MEMORY_METRICS_TOKEN", default="")
+# prometheus-client's multiprocess mode (gunicorn): a directory the workers share, emptied at start.
+PROMETHEUS_MULTIPROC_DIR = env.str("PROMETHEUS_MULTIPROC_DIR", default="")
+
+LOG_FORMAT = env.str("DJANGO_LOG_FORMAT", default="plain")
+if LOG_FORMAT not in ("plain", "json"):
+    raise RuntimeError("DJANGO_LOG_FORMAT is plain or json.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "reviews.jsonlog.JsonFormatter"},
+    },
     # Every record is masked on its way out (reviews/logs.py): a credential in an address,
     # a message or a traceback never reaches a log, and a 4xx is one line.
     "filters": {"mask_credentials": {"()": "reviews.logs.MaskCredentials"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["mask_credentials"]}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            # plain (default) or json: one object a line with the request id (reviews/jsonlog.py)
+            "formatter": LOG_FORMAT,
+            "filters": ["mask_credentials"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {
         "django": {"handlers": ["console"], "level": "INFO", "propagate": False},

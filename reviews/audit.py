@@ -20,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from . import metrics
 from .context import current_request_id
 from .models import AuditChainHead, AuditEvent, AuditPayload
 from .policy.normalize import digest_matches, keyed_digest
@@ -142,6 +143,7 @@ def record_many(tenant_id: int, drafts: Iterable[EventDraft]) -> list[AuditEvent
     AuditChainHead.objects.filter(tenant_id=tenant_id).update(seq=seq, hash=prev_hash)
     # The changes host apps hear of (SPEC §7b): their outbox rows, in this same transaction.
     outbox.emit(tenant_id, drafts)
+    metrics.count_audited(drafts)
     return events
 
 

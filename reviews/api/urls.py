@@ -2,6 +2,7 @@
 from django.urls import path
 
 from . import converters  # noqa: F401 - registers the path converters
+from ..metrics import timed_recall
 from .audit import AuditEventsApi, AuditExportApi
 from .candidates import CandidateSubmitApi
 from .index import api_index
@@ -18,7 +19,7 @@ urlpatterns = [
     path("", api_index, name="index"),
     path("candidates", CandidateSubmitApi.as_view(), name="candidates-submit"),
     path("messages", MessagesIngestApi.as_view(), name="messages-ingest"),
-    path("recall", RecallApi.as_view(), name="recall"),
+    path("recall", timed_recall(RecallApi.as_view()), name="recall"),
     path("review/candidates", ReviewQueueApi.as_view(), name="review-candidates"),
     path("review/candidates/<int:candidate_id>/approve", ReviewApproveApi.as_view(), name="review-approve"),
     path("review/candidates/<int:candidate_id>/reject", ReviewRejectApi.as_view(), name="review-reject"),

@@ -28,7 +28,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from .. import audit
+from .. import audit, metrics
 from ..actors import SYSTEM
 from ..audit import EventDraft
 from ..background import publish_tasks, publisher, runs_in_process
@@ -194,6 +194,7 @@ def _record(delivery: WebhookDelivery, *, outcome, status_code, error, started, 
             delivery.next_attempt_at = now + timedelta(seconds=waits[number - 1])
         _note_failure(endpoint, now)
     delivery.save(update_fields=["attempts", "last_status_code", "status", "next_attempt_at", "updated_at"])
+    metrics.delivery_attempted(outcome)
 
 
 def _note_failure(endpoint: WebhookEndpoint, now) -> None:
