@@ -87,7 +87,7 @@ def emit(tenant_id: int, drafts) -> None:
 
     Costs nothing for changes no host app hears of, and one query for a tenant with no
     endpoint (most of them)."""
-    relevant = [d for d in drafts if d.action in ACTIONS]
+    relevant = [d for d in drafts if d.action in ACTIONS and _names_its_object(d)]
     if not relevant:
         return
     endpoints = list(
@@ -129,6 +129,14 @@ def emit(tenant_id: int, drafts) -> None:
         from .delivery import send_soon
 
         transaction.on_commit(send_soon)
+
+
+def _names_its_object(draft) -> bool:
+    """A fact's or a candidate's event names it by its id (a subject's erasure by the subject)."""
+    expected = "subject" if draft.action == AuditAction.SUBJECT_ERASED else (
+        "fact" if draft.action in FACT_ACTIONS else "candidate"
+    )
+    return draft.object_type == expected and str(draft.object_id).isdigit()
 
 
 def _changes(tenant_id: int, drafts) -> list[_Change]:
