@@ -23,6 +23,7 @@ from reviews.models import (
 )
 from reviews.services.candidates import candidate_approve
 from reviews.services.erasure import fact_erase, subject_erase
+from reviews.services.portal import fact_contest
 from reviews.webhooks.delivery import deliver_due
 from reviews.webhooks.endpoints import webhook_create, webhook_delivery_resend
 from reviews.webhooks.signing import signed_headers
@@ -225,3 +226,24 @@ def test_standard_webhooks_published_test_vector():
         "webhook-timestamp": "1614265330",
         "webhook-signature": "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
     }
+
+
+def test_a_new_version_is_announced_as_updated(tenant, endpoint, receiver, publish):
+    first = publish(tenant, "u1", field="role", value="engineer")
+    second = publish(tenant, "u1", field="role", value="manager")  # a conflict a reviewer settles
+    assert second.pk == first.pk and second.version == 2
+    deliver_due()
+    assert receiver.types == ["fact.published", "fact.updated"]
+    updated = bodies(receiver)[1]["data"]
+    assert (updated["id"], updated["value"], updated["version"]) == (first.pk, "manager", 2)
+    # Each event has its own id; a retry of one keeps it.
+    assert len({r.headers["webhook-id"] for r in receiver.requests}) == 2
+
+
+def test_a_contested_fact_leaves_and_an_upheld_one_returns(tenant, endpoint, receiver, publish):
+    fact = publish(tenant, "u1", field="role", value="engineer", confidence=0.9)  # a reviewer approves it
+    contest = fact_contest(tenant=tenant, user_id="u1", fact_id=fact.pk, actor=Actor.subject("u1"))
+    candidate_approve(tenant=tenant, candidate_id=contest.pk, version=contest.version, actor=Actor("reviewer", "1"))
+    deliver_due()
+    assert receiver.types == ["fact.published", "fact.deleted", "fact.published"]
+    assert {body["data"]["id"] for body in bodies(receiver)} == {fact.pk}
