@@ -300,6 +300,7 @@ CELERY_BEAT_SCHEDULE = {
     "drain-recall-records": {"task": "reviews.tasks.drain_recall_records", "schedule": timedelta(seconds=5)},
     # Webhook deliveries whose retry is due, or whose on-commit send the broker lost.
     "deliver-webhooks": {"task": "reviews.tasks.deliver_due_webhooks", "schedule": timedelta(seconds=5)},
+    "prune-webhook-events": {"task": "reviews.tasks.prune_webhook_events", "schedule": timedelta(days=1)},
 }
 
 # --- Memory Portal ------------------------------------------------------------------------

@@ -104,3 +104,11 @@ def deliver_due_webhooks() -> int:
     from .webhooks import delivery  # delivery publishes this task: the import would be circular
 
     return delivery.deliver_due()
+
+
+@shared_task(acks_late=True)
+def prune_webhook_events() -> int:
+    """Daily: the delivery log forgets events settled long ago."""
+    from .webhooks import delivery  # as above
+
+    return delivery.settled_events_prune()

@@ -12,7 +12,8 @@ Each try connects to the address the guard just approved (no second DNS lookup),
 not followed. A 2xx answer delivers it; anything else is retried after
 ``MEMORY_WEBHOOK_RETRY_SECONDS`` (one wait per retry), then the delivery is failed. An
 endpoint that has failed for :data:`DISABLE_AFTER` without a success in between is
-disabled (audited); the console shows it and "send again" enables it.
+disabled (audited); the console shows it and "send again" enables it. Settled events
+leave after :data:`KEEP_SETTLED` (:func:`settled_events_prune`, daily).
 """
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ from ..models import (
     WebhookAttempt,
     WebhookDelivery,
     WebhookEndpoint,
+    WebhookEvent,
 )
 from .addresses import RefusedAddress, Target, check_url
 from .signing import signed_headers
@@ -47,6 +49,8 @@ logger = logging.getLogger(__name__)
 
 LEASE = timedelta(seconds=60)
 DISABLE_AFTER = timedelta(days=1)
+# How long the delivery log keeps an event once every endpoint has settled it.
+KEEP_SETTLED = timedelta(days=30)
 # How much of a receiver's answer is read (and dropped): enough to free the connection.
 RESPONSE_READ_LIMIT = 64 * 1024
 SWEEP_BATCH = 50
@@ -214,3 +218,15 @@ def _note_failure(endpoint: WebhookEndpoint, now) -> None:
                 after={"url": endpoint.url, "failing_since": endpoint.failing_since.isoformat()},
             ),
         )
+
+
+def settled_events_prune(*, now=None) -> int:
+    """Drop events every endpoint has settled (delivered or failed) more than
+    :data:`KEEP_SETTLED` ago, with their deliveries and attempts: their bodies hold
+    values, kept no longer than the delivery log is useful. Returns how many."""
+    cutoff = (now or timezone.now()) - KEEP_SETTLED
+    settled = WebhookEvent.objects.filter(created_at__lt=cutoff).exclude(
+        deliveries__status=DeliveryStatus.PENDING
+    )
+    deleted, _ = WebhookEvent.objects.filter(pk__in=settled.values("pk")).delete()
+    return deleted

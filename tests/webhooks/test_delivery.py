@@ -24,7 +24,7 @@ from reviews.models import (
 from reviews.services.candidates import candidate_approve
 from reviews.services.erasure import fact_erase, subject_erase
 from reviews.services.portal import fact_contest
-from reviews.webhooks.delivery import deliver_due
+from reviews.webhooks.delivery import KEEP_SETTLED, deliver_due, settled_events_prune
 from reviews.webhooks.endpoints import webhook_create, webhook_delivery_resend
 from reviews.webhooks.signing import signed_headers
 from tests.conftest import candidate
@@ -247,3 +247,16 @@ def test_a_contested_fact_leaves_and_an_upheld_one_returns(tenant, endpoint, rec
     deliver_due()
     assert receiver.types == ["fact.published", "fact.deleted", "fact.published"]
     assert {body["data"]["id"] for body in bodies(receiver)} == {fact.pk}
+
+
+def test_settled_events_leave_the_log_after_a_while(tenant, endpoint, receiver, publish):
+    receiver.answer_with((500, 0))
+    publish(tenant, "u1", field="name", value="Alice")
+    publish(tenant, "u1", field="role", value="engineer")
+    deliver_due()  # the first fails (pending, retried), the second waits behind it
+    later = timezone.now() + KEEP_SETTLED + timedelta(minutes=1)
+    assert settled_events_prune(now=later) == 0  # nothing settled yet
+    deliver_due()
+    assert settled_events_prune(now=timezone.now()) == 0  # settled, but recent
+    assert settled_events_prune(now=later) > 0
+    assert not WebhookEvent.objects.exists() and not WebhookDelivery.objects.exists()
