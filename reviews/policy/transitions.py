@@ -377,7 +377,6 @@ def candidate_decision_undone(
     transition = _undo_transition(CANDIDATE_UNDO, back_to, what="candidate")
     transition.check(candidate.status, what="candidate")
     before = {"status": candidate.status, "version": candidate.version, "value": candidate.value}
-    metrics.decision_timed(candidate.created_at, now)
     candidate.status = transition.target
     for name, value in restore.items():
         setattr(candidate, name, value)
