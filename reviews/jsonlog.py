@@ -8,7 +8,7 @@ import json
 import logging
 from datetime import datetime, timezone
 
-from .middleware import current_request_id
+from .context import current_request_id
 
 
 class JsonFormatter(logging.Formatter):

@@ -9,9 +9,9 @@ Two kinds of series:
   ``PROMETHEUS_MULTIPROC_DIR`` (prometheus-client's multiprocess mode) and a scrape sums
   them, whichever worker answers it. A count is made once the change commits (a
   rolled-back decision counts nothing).
-- **read** at scrape time from the database and the recall stream: queue items by tenant
-  and status, the oldest waiting item's age, recall records waiting to be written. Exact
-  whatever the number of processes, and nothing to keep in step.
+- **read** at scrape time from the database and the recall stream (reviews/views/metrics.py):
+  queue items by tenant and status, the oldest waiting item's age, recall records waiting
+  to be written. Exact whatever the number of processes, and nothing to keep in step.
 
 Counting is on only while ``MEMORY_METRICS_TOKEN`` is set (:func:`enabled`): nobody can
 scrape otherwise, and recall then pays nothing for it.
@@ -23,13 +23,9 @@ from functools import wraps
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Min
-from django.utils import timezone
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
-from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from .models import OPEN_CANDIDATE_STATUSES, AuditAction, Candidate, Tenant
+from .models import AuditAction
 
 PREFIX = "memory_portal"
 
@@ -117,46 +113,3 @@ def timed_recall(view):
             RECALL_LATENCY.observe(time.perf_counter() - started)
 
     return timed
-
-
-class DatabaseCollector:
-    """The series read at scrape time."""
-
-    def collect(self):
-        # The services import the audit module, which imports this one.
-        from .services.recall_records import recall_records_waiting
-
-        slugs = dict(Tenant.objects.values_list("pk", "slug"))
-        items = GaugeMetricFamily(QUEUE_ITEMS, "Open queue items, by tenant and status.", labels=["tenant", "status"])
-        oldest = GaugeMetricFamily(QUEUE_OLDEST_AGE, "Age of the oldest open queue item, by tenant.", labels=["tenant"])
-        now = timezone.now()
-        rows = (
-            Candidate.objects.filter(status__in=OPEN_CANDIDATE_STATUSES)
-            .values("tenant_id", "status")
-            .annotate(n=Count("pk"), first=Min("created_at"))
-            .order_by()
-        )
-        first_by_tenant: dict[int, object] = {}
-        for row in rows:
-            items.add_metric([slugs.get(row["tenant_id"], ""), row["status"]], row["n"])
-            known = first_by_tenant.get(row["tenant_id"])
-            first_by_tenant[row["tenant_id"]] = row["first"] if known is None else min(known, row["first"])
-        for tenant_id, first in first_by_tenant.items():
-            oldest.add_metric([slugs.get(tenant_id, "")], (now - first).total_seconds())
-        yield items
-        yield oldest
-        waiting = GaugeMetricFamily(RECALL_RECORDS_WAITING, "Recall records handed off and not yet written.")
-        waiting.add_metric([], recall_records_waiting())
-        yield waiting
-
-
-def exposition() -> bytes:
-    """The text a scrape gets: the counted series (every worker's, summed) and the read ones."""
-    if settings.PROMETHEUS_MULTIPROC_DIR:
-        counted = CollectorRegistry()
-        MultiProcessCollector(counted, path=settings.PROMETHEUS_MULTIPROC_DIR)
-    else:
-        counted = COUNTED
-    read = CollectorRegistry(auto_describe=False)
-    read.register(DatabaseCollector())
-    return generate_latest(counted) + generate_latest(read)

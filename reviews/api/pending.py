@@ -13,7 +13,7 @@ from rest_framework.response import Response
 
 from ..actors import Actor
 from ..models import Candidate, Scope, Subject
-from ..portal_selectors import subject_waiting
+from ..selectors.portal import subject_waiting
 from ..services.candidates import candidate_approve, candidate_reject
 from .base import ApiErrorSerializer, ApiView, StrictSerializer
 from .fields import IntegerField

@@ -32,7 +32,6 @@ from django.utils import timezone
 from .. import audit, metrics
 from ..actors import SYSTEM
 from ..audit import EventDraft
-from ..background import publish_tasks, publisher, runs_in_process
 from ..models import (
     AttemptOutcome,
     AuditAction,
@@ -69,22 +68,6 @@ class PinnedConnection(http.client.HTTPConnection):
     def connect(self):
         sock = socket.create_connection((self.target.address, self.target.port), self.timeout)
         self.sock = self.tls.wrap_socket(sock, server_hostname=self.target.host) if self.tls else sock
-
-
-def send_soon() -> None:
-    """After a commit that wrote deliveries: send what is due, never in the request."""
-    if runs_in_process():
-        publisher.submit(deliver_due)
-    else:
-        publisher.submit(_publish_sweep)
-
-
-def _publish_sweep() -> None:
-    # The task module imports this one (its tasks call deliver_due).
-    from ..tasks import deliver_due_webhooks
-
-    if not publish_tasks(deliver_due_webhooks, [()]):
-        logger.warning("webhook sweep not queued; the beat's sweep sends the deliveries")
 
 
 def deliver_due(*, limit: int = 500) -> int:

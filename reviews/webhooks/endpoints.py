@@ -15,7 +15,7 @@ from ..errors import InvalidInput, NotFound
 from ..models import AuditAction, DeliveryStatus, Tenant, WebhookDelivery, WebhookEndpoint, WebhookEventType
 from ..services.boundary import service
 from .addresses import RefusedAddress, check_url
-from .delivery import send_soon
+from .dispatch import send_soon
 from .signing import new_secret
 
 MAX_ENDPOINTS_PER_TENANT = 20

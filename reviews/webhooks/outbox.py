@@ -4,7 +4,8 @@ Every change of the product writes its audit event through ``reviews.audit.recor
 that is also the one place that turns the changes host apps care about into outbox rows
 (:func:`emit`), so no service can change a fact or ask a subject without its event, and a
 rolled-back change takes its event with it. Sending waits for the commit (:func:`emit`
-registers it with ``on_commit``) and goes through ``reviews.webhooks.delivery``.
+registers ``reviews.webhooks.dispatch.send_soon`` with ``on_commit``), and
+``reviews.webhooks.delivery`` sends.
 
 Which audit actions become which event:
 
@@ -48,6 +49,7 @@ from ..models import (
     WebhookEvent,
     WebhookEventType,
 )
+from .dispatch import send_soon
 from .signing import new_webhook_id
 
 logger = logging.getLogger(__name__)
@@ -124,10 +126,6 @@ def emit(tenant_id: int, drafts) -> None:
         ]
     if deliveries:
         WebhookDelivery.objects.bulk_create(deliveries)
-        # The delivery module imports the audit module (it records disabled endpoints),
-        # which imports this one: imported here, when there is something to send.
-        from .delivery import send_soon
-
         transaction.on_commit(send_soon)
 
 

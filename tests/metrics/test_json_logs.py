@@ -5,7 +5,7 @@ import sys
 
 from reviews.jsonlog import JsonFormatter
 from reviews.logs import MaskCredentials
-from reviews.middleware import current_request_id
+from reviews.context import current_request_id
 
 SECRET = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"
 
