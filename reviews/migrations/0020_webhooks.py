@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('reviews', '0018_decision_undo_action_choices'),
+        ('reviews', '0019_fact_embeddings'),
     ]
 
     operations = [
