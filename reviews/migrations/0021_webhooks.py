@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('reviews', '0019_fact_embeddings'),
+        ('reviews', '0020_review_features'),
     ]
 
     operations = [
