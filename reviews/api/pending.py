@@ -5,7 +5,7 @@ The host app acts for its signed-in user: the same questions as their "my memori
 in the language the request asks for (``Accept-Language``), and the same services and
 transitions as that page, with the subject as the actor and the key's prefix recorded in
 the event. Only the subject's ``pending_user`` items: another subject's item is a 404, an
-item waiting for a reviewer a 409, a stale version a 409.
+item waiting for a reviewer a 403, a stale version a 409.
 """
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -87,7 +87,7 @@ class PendingConfirmApi(PendingAnswerApi):
         operation_id="users_pending_confirm",
         request=InputSerializer,
         responses={200: PendingAnswerApi.OutputSerializer, 409: ApiErrorSerializer},
-        summary="The subject confirms (or corrects) an item; 409 if stale or not theirs to decide",
+        summary="The subject confirms (or corrects) an item; 409 if stale, 403 if a reviewer's",
     )
     def post(self, request, user_id: str, candidate_id: int):
         return super().post(request, user_id, candidate_id)
@@ -104,7 +104,7 @@ class PendingRejectApi(PendingAnswerApi):
         operation_id="users_pending_reject",
         request=PendingAnswerApi.InputSerializer,
         responses={200: PendingAnswerApi.OutputSerializer, 409: ApiErrorSerializer},
-        summary="The subject rejects an item; 409 if stale or not theirs to decide",
+        summary="The subject rejects an item; 409 if stale, 403 if a reviewer's",
     )
     def post(self, request, user_id: str, candidate_id: int):
         return super().post(request, user_id, candidate_id)

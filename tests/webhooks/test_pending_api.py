@@ -90,7 +90,7 @@ def test_a_stale_version_is_a_409_and_changes_nothing(subject_client, asked):
 
 @pytest.mark.parametrize("answer", ["confirm", "reject"])
 def test_a_reviewers_item_is_refused(subject_client, for_review, answer):
-    assert_error(subject_client.post_json(pending_url("u1", for_review.pk, answer), {"version": for_review.version}), 409, "invalid_transition")
+    assert_error(subject_client.post_json(pending_url("u1", for_review.pk, answer), {"version": for_review.version}), 403, "forbidden")
     for_review.refresh_from_db()
     assert for_review.status == CandidateStatus.PENDING_REVIEW
 
