@@ -5,6 +5,8 @@ returned once, by :func:`webhook_create`, and appears in no event.
 """
 from __future__ import annotations
 
+from typing import Annotated
+
 from django.db import transaction
 from django.utils import timezone
 
@@ -13,6 +15,7 @@ from ..actors import Actor
 from ..audit import EventDraft
 from ..errors import InvalidInput, NotFound
 from ..models import AuditAction, DeliveryStatus, Tenant, WebhookDelivery, WebhookEndpoint, WebhookEventType
+from ..screening import Screen, Verbatim
 from ..services.boundary import service
 from .addresses import RefusedAddress, check_url
 from .dispatch import send_soon
@@ -32,7 +35,12 @@ def _event(endpoint: WebhookEndpoint, action: AuditAction, actor: Actor, **recor
 
 @service
 def webhook_create(
-    *, tenant: Tenant, url: str, events: list[str], description: str = "", actor: Actor
+    *,
+    tenant: Tenant,
+    url: Annotated[str, Verbatim("a receiver's address: the address guard checks it; a path token it holds must stay intact")],
+    events: Annotated[list[str], Screen.TEXT],
+    description: Annotated[str, Screen.TEXT] = "",
+    actor: Actor,
 ) -> tuple[WebhookEndpoint, str]:
     """Register an endpoint; returns it and its secret (shown this once)."""
     unknown = sorted(set(events) - set(WebhookEventType.values))

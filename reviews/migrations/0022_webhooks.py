@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('reviews', '0020_review_features'),
+        ('reviews', '0021_poisoning_flag_details'),
     ]
 
     operations = [
