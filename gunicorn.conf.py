@@ -10,8 +10,11 @@ The access log never shows recall's question or a credential in an address
 (reviews/logs.py): the request line (path segments and query), the query string and the
 Referer are rewritten; the error log's records are masked.
 """
+from pathlib import Path
+
 import environ
 from gunicorn.glogging import Logger
+from prometheus_client import multiprocess
 
 env = environ.Env()
 bind = env.str("GUNICORN_BIND", default="127.0.0.1:8000")
@@ -44,6 +47,25 @@ class MaskedAccessLogger(Logger):
 
 
 logger_class = MaskedAccessLogger
+
+
+# prometheus-client's multiprocess mode (SPEC §8 /metrics): each worker writes its counts
+# to files in this directory and a scrape sums them. Set it in the environment of the
+# master, so the app it preloads already counts into files.
+prometheus_multiproc_dir = env.str("PROMETHEUS_MULTIPROC_DIR", default="")
+
+
+def on_starting(server):
+    """A directory left by an earlier run holds that run's counts: start from zero."""
+    if prometheus_multiproc_dir:
+        for leftover in Path(prometheus_multiproc_dir).glob("*.db"):
+            leftover.unlink()
+
+
+def child_exit(server, worker):
+    """A worker's live-only series end with it; its counters stay in the sum."""
+    if prometheus_multiproc_dir:
+        multiprocess.mark_process_dead(worker.pid, prometheus_multiproc_dir)
 
 
 def pre_fork(server, worker):

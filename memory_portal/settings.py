@@ -298,6 +298,9 @@ CELERY_BEAT_SCHEDULE = {
     # Does nothing unless MEMORY_RECALL_RECORD_STREAM_URL is set: a backstop for the drain
     # process (which writes records within milliseconds), not the main path.
     "drain-recall-records": {"task": "reviews.tasks.drain_recall_records", "schedule": timedelta(seconds=5)},
+    # Webhook deliveries whose retry is due, or whose on-commit send the broker lost.
+    "deliver-webhooks": {"task": "reviews.tasks.deliver_due_webhooks", "schedule": timedelta(seconds=5)},
+    "prune-webhook-events": {"task": "reviews.tasks.prune_webhook_events", "schedule": timedelta(days=1)},
 }
 
 # --- Memory Portal ------------------------------------------------------------------------
@@ -358,14 +361,40 @@ if not DEBUG and MEMORY_DIGEST_KEY.startswith("insecure-dev-"):
     raise RuntimeError("MEMORY_DIGEST_KEY must be set when DJANGO_DEBUG is off.")
 MEMORY_DIGEST_OLD_KEYS = env.names("MEMORY_DIGEST_OLD_KEYS")
 
+# --- Webhooks (SPEC §7b) ---------------------------------------------------------------------
+# Seconds to wait before each retry of a delivery; after the last, the delivery is failed.
+MEMORY_WEBHOOK_RETRY_SECONDS = [float(s) for s in env.names("MEMORY_WEBHOOK_RETRY_SECONDS", default="5,30,120,600,3600")]
+# Receivers inside the operator's own network (loopback, private addresses, plain http).
+MEMORY_WEBHOOK_ALLOW_PRIVATE = env.bool("MEMORY_WEBHOOK_ALLOW_PRIVATE", default=False)
+MEMORY_WEBHOOK_TIMEOUT_SECONDS = env.float("MEMORY_WEBHOOK_TIMEOUT_SECONDS", default=5)
+
+# --- Metrics (SPEC §8) -----------------------------------------------------------------------
+# GET /metrics answers only with "Authorization: Bearer <token>"; unset: 404, and nothing counted.
+MEMORY_METRICS_TOKEN = env.str("MEMORY_METRICS_TOKEN", default="")
+# prometheus-client's multiprocess mode (gunicorn): a directory the workers share, emptied at start.
+PROMETHEUS_MULTIPROC_DIR = env.str("PROMETHEUS_MULTIPROC_DIR", default="")
+
+LOG_FORMAT = env.str("DJANGO_LOG_FORMAT", default="plain")
+if LOG_FORMAT not in ("plain", "json"):
+    raise RuntimeError("DJANGO_LOG_FORMAT is plain or json.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "reviews.jsonlog.JsonFormatter"},
+    },
     # Every record is masked on its way out (reviews/logs.py): a credential in an address,
     # a message or a traceback never reaches a log, and a 4xx is one line.
     "filters": {"mask_credentials": {"()": "reviews.logs.MaskCredentials"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["mask_credentials"]}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            # plain (default) or json: one object a line with the request id (reviews/jsonlog.py)
+            "formatter": LOG_FORMAT,
+            "filters": ["mask_credentials"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {
         "django": {"handlers": ["console"], "level": "INFO", "propagate": False},

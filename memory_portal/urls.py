@@ -7,6 +7,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from reviews.api.health import healthz, readyz
+from reviews.views.metrics import metrics
 
 
 def swagger_ui_policy(view):
@@ -27,6 +28,7 @@ urlpatterns = [
     path("favicon.ico", favicon, name="favicon"),
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
+    path("metrics", metrics, name="metrics"),
     path("api/v1/", include(("reviews.api.urls", "api"), namespace="api")),
     path("compat/mem0/", include(("reviews.api.mem0_urls", "mem0"), namespace="mem0")),
     path("api/schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),

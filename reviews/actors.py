@@ -6,7 +6,7 @@ through :meth:`Actor.parse`; nothing else spells or splits that format.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from django.db.models import Q
@@ -23,6 +23,11 @@ class Actor:
     # Built by authentication (a key's source, a signed-in user, a portal link), never
     # from a request's text: the boundary passes it as it is.
     id: Annotated[str, Verbatim("set by authentication, not by the request's text")] = ""
+    # Who carried the action for the actor, e.g. ``api_key:1a2b3c4d`` for a subject's answer
+    # given in a host app (SPEC §7): recorded in the event's payload, not part of the identity.
+    via: Annotated[str, Verbatim("set by authentication: the key a host app answered with")] = field(
+        default="", compare=False
+    )
 
     def __post_init__(self):
         object.__setattr__(self, "kind", ActorKind(self.kind))
@@ -75,6 +80,11 @@ class Actor:
     @classmethod
     def subject(cls, user_id: str) -> Actor:
         return cls(ActorKind.SUBJECT, user_id)
+
+    @classmethod
+    def subject_through_key(cls, user_id: str, key) -> Actor:
+        """The subject, answering through a host app that holds an API key with scope ``subject``."""
+        return cls(ActorKind.SUBJECT, user_id, via=str(cls.api_key(key)))
 
     @classmethod
     def api_key(cls, key) -> Actor:

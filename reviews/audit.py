@@ -20,9 +20,11 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from . import metrics
 from .context import current_request_id
 from .models import AuditChainHead, AuditEvent, AuditPayload
 from .policy.normalize import digest_matches, keyed_digest
+from .webhooks import outbox
 
 if TYPE_CHECKING:
     from .actors import Actor
@@ -50,7 +52,10 @@ class EventDraft:
     ) -> EventDraft:
         """The event of a change to one object of one subject's memory, the form most take:
         the actor rendered once, the subject named by its user id. ``recorded`` holds the
-        rest (before, after, reason, reason_code)."""
+        rest (before, after, reason, reason_code). An actor that came through someone else
+        (a subject answering in a host app) has that recorded beside the new state."""
+        if actor.via:
+            recorded["after"] = {**(recorded.get("after") or {}), "via": actor.via}
         return cls(
             actor=str(actor),
             action=action,
@@ -136,6 +141,9 @@ def record_many(tenant_id: int, drafts: Iterable[EventDraft]) -> list[AuditEvent
         if before is not None or after is not None or reason
     )
     AuditChainHead.objects.filter(tenant_id=tenant_id).update(seq=seq, hash=prev_hash)
+    # The changes host apps hear of (SPEC §7b): their outbox rows, in this same transaction.
+    outbox.emit(tenant_id, drafts)
+    metrics.count_audited(drafts)
     return events
 
 

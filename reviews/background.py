@@ -76,6 +76,7 @@ class TaskName(StrEnum):
     CARRY_OUT_FACT_DELETION = "reviews.tasks.carry_out_fact_deletion"
     AUDIT_EXPORT_RUN = "reviews.tasks.audit_export_run"
     EXTRACT_MESSAGE = "reviews.tasks.extract_message"
+    DELIVER_DUE_WEBHOOKS = "reviews.tasks.deliver_due_webhooks"
 
 
 def task(name: TaskName):

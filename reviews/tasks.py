@@ -6,6 +6,7 @@ from .embeddings.embedders import EmbedderUnavailable
 from .embeddings.sync import subject_embeddings_sync
 from .recall import partitions as recall_partitions, records as recall_records
 from .services import audit_export, deletions, ingest, retention
+from .webhooks import delivery
 
 
 @shared_task(
@@ -96,3 +97,15 @@ def extract_message(self, message_pk: int) -> None:
 def sweep_pending_extractions() -> int:
     """The beat's safety net: pending messages the broker lost go round again."""
     return ingest.pending_extractions_sweep()
+
+
+@shared_task(acks_late=True, expires=30)
+def deliver_due_webhooks() -> int:
+    """Every few seconds, and after each commit that owes events: send due webhook deliveries."""
+    return delivery.deliver_due()
+
+
+@shared_task(acks_late=True)
+def prune_webhook_events() -> int:
+    """Daily: the delivery log forgets events settled long ago."""
+    return delivery.settled_events_prune()

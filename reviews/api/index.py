@@ -15,10 +15,16 @@ OPERATIONS = [
     ("GET users/{user_id}/facts", "admin", "every fact of a subject, with history"),
     ("DELETE users/{user_id}/facts", "admin", "delete by thread, entity or field; without filters erase the subject"),
     ("DELETE users/{user_id}/facts/{id}", "admin", "delete one fact"),
+    ("GET users/{user_id}/pending", "subject", "the subject's items waiting for their answer, with a question to show"),
+    ("POST users/{user_id}/pending/{id}/confirm", "subject", "the subject confirms (or corrects) an item"),
+    ("POST users/{user_id}/pending/{id}/reject", "subject", "the subject rejects an item"),
     ("GET audit/export", "admin", "the audit trail as JSON Lines or CSV, streamed"),
     ("GET audit/events", "admin", "audit events, newest first, paged"),
     ("POST keys", "admin", "create an API key (shown once)"),
     ("DELETE keys/{prefix}", "admin", "revoke an API key"),
+    ("GET webhooks", "admin", "the tenant's webhook endpoints"),
+    ("POST webhooks", "admin", "register a webhook endpoint (its secret shown once)"),
+    ("DELETE webhooks/{id}", "admin", "remove a webhook endpoint"),
 ]
 
 

@@ -29,6 +29,15 @@ from .portal import FactDeletion, PortalLink
 from .quality import ExtractionDryRun
 from .saved_views import SavedView
 from .tenancy import ApiKey, FieldDefinition, Membership, Subject, Tenant
+from .webhooks import (
+    AttemptOutcome,
+    DeliveryStatus,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEvent,
+    WebhookEventType,
+)
 
 __all__ = [
     "OPEN_CANDIDATE_STATUSES",
@@ -76,4 +85,11 @@ __all__ = [
     "Subject",
     "SuppressedValue",
     "Tenant",
+    "AttemptOutcome",
+    "DeliveryStatus",
+    "WebhookAttempt",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+    "WebhookEvent",
+    "WebhookEventType",
 ]

@@ -15,6 +15,7 @@ class Scope(models.TextChoices):
     RECALL_SENSITIVE = "recall:sensitive", "recall:sensitive"
     REVIEW = "review", "review"
     ADMIN = "admin", "admin"
+    SUBJECT = "subject", "subject"  # a host app acting for its signed-in user on their pending items
 
 
 class Cardinality(models.TextChoices):
@@ -256,6 +257,10 @@ class AuditAction(models.TextChoices):
     SAVED_VIEW_DELETED = "saved_view.deleted"
     AUDIT_EXPORT_REQUESTED = "audit.export_requested"
     AUDIT_EXPORTED = "audit.exported"
+    WEBHOOK_CREATED = "webhook.created"
+    WEBHOOK_DELETED = "webhook.deleted"
+    WEBHOOK_RESENT = "webhook.resent"  # a tenant admin sent a delivery again
+    WEBHOOK_DISABLED = "webhook.disabled"  # an endpoint failing for a day
 
     @classmethod
     def policy_outcome(cls, status: str) -> "AuditAction":

@@ -23,6 +23,7 @@ from typing import Iterable
 
 from django.db.models import F
 
+from .. import metrics
 from ..actors import POLICY, Actor
 from ..audit import EventDraft
 from ..errors import Forbidden, InvalidTransition
@@ -279,6 +280,7 @@ def candidate_decide(
         raise Forbidden("This item is waiting for a reviewer, not for you.", details={"status": candidate.status})
     transition.check(candidate.status, what="candidate")
     before = {"status": candidate.status, "version": candidate.version, "value": candidate.value}
+    metrics.decision_timed(candidate.created_at, now)
     candidate.status = transition.target
     candidate.reason = reason
     candidate.note = note

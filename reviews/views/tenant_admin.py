@@ -45,10 +45,13 @@ from ..models import (
     Sensitivity,
     Source,
     Tenant,
+    WebhookEventType,
 )
 from ..permissions import can_administer, staff_tenant
 from ..selectors.queue import actor_names
 from ..services import api_keys, governance, tenants
+from ..webhooks import endpoints as webhooks
+from ..webhooks.selectors import delivery_log, tenant_endpoints
 
 GOVERNANCE_ACTIONS = (
     AuditAction.TENANT_SCHEMA_CHANGED,
@@ -60,6 +63,10 @@ GOVERNANCE_ACTIONS = (
     AuditAction.STAFF_ADDED,
     AuditAction.STAFF_ROLE_CHANGED,
     AuditAction.STAFF_REMOVED,
+    AuditAction.WEBHOOK_CREATED,
+    AuditAction.WEBHOOK_DELETED,
+    AuditAction.WEBHOOK_RESENT,
+    AuditAction.WEBHOOK_DISABLED,
 )
 RECENT_CHANGES = 10
 SAVE = "save"
@@ -225,6 +232,16 @@ class RoleForm(forms.Form):
     role = forms.ChoiceField(choices=Role.choices, label=gettext_lazy("Role"))
 
 
+class WebhookCreateForm(forms.Form):
+    url = forms.CharField(max_length=2000, label=gettext_lazy("URL"),
+                          help_text=gettext_lazy("https:// and a public address."))
+    events = forms.MultipleChoiceField(
+        choices=[(t.value, t.value) for t in WebhookEventType], widget=forms.CheckboxSelectMultiple,
+        label=gettext_lazy("Events"),
+    )
+    description = forms.CharField(max_length=200, required=False, label=gettext_lazy("Description"))
+
+
 class ConfirmForm(forms.Form):
     """Revocations and removals carry nothing but the confirmation itself."""
 
@@ -335,6 +352,9 @@ def _section_context(section: str, tenant: Tenant) -> dict:
             "site_extractor": active_extractor_name(),
             "tenant": tenant,
         }
+    if section == "webhooks":
+        return {"endpoints": tenant_endpoints(tenant=tenant), "deliveries": delivery_log(tenant=tenant),
+                "webhook_form": WebhookCreateForm()}
     if section == "keys":
         return {"keys": ApiKey.objects.filter(tenant=tenant).order_by("revoked_at", "-created_at"),
                 "key_form": KeyCreateForm(initial={"source": Source.CHAT})}
@@ -369,6 +389,7 @@ policy_page = _section_page("policy")
 extractor_page = _section_page("extractor")
 keys_page = _section_page("keys")
 staff_page = _section_page("staff")
+webhooks_page = _section_page("webhooks")
 
 
 def _console_step(section: str, form_class: type[forms.Form], *, form_key: str = ""):
@@ -622,4 +643,61 @@ def staff_remove(request, form, user_id: int):
 
     title = _("Remove %(username)s") % {"username": membership.user.get_username()}
     operation = Operation("staff-remove", title, form, check, save)
+    return operation
+
+
+@_console_step("webhooks", WebhookCreateForm, form_key="webhook_form")
+def webhook_create(request, form):
+    tenant = request.tenant
+
+    def check():
+        data = form.cleaned_data
+        return [Row("url", None, data["url"]), Row("events", None, ", ".join(data["events"])),
+                Row("description", None, data["description"] or "—")]
+
+    def save():
+        endpoint, secret = webhooks.webhook_create(tenant=tenant, actor=request.actor, **form.cleaned_data)
+        return str(endpoint.pk), secret
+
+    # The page may hold the signing secret, shown this once: never cached (NoStoreMiddleware).
+    return Operation("webhook-create", _("Register a webhook endpoint"), form, check, save)
+
+
+@_console_step("webhooks", ConfirmForm)
+def webhook_delete(request, form, endpoint_id: int):
+    tenant = request.tenant
+
+    def check():
+        endpoint = tenant_endpoints(tenant=tenant).filter(pk=endpoint_id).first()
+        if endpoint is None:
+            raise DomainError(_("No such webhook endpoint."))
+        operation.warning = _("Events not yet delivered to it are dropped with it.")
+        return [Row(endpoint.url, _("registered"), _("removed"))]
+
+    def save():
+        webhooks.webhook_delete(tenant=tenant, endpoint_id=endpoint_id, actor=request.actor)
+        return str(endpoint_id), ""
+
+    operation = Operation("webhook-delete", _("Remove webhook endpoint %(id)s") % {"id": endpoint_id}, form, check, save)
+    return operation
+
+
+@_console_step("webhooks", ConfirmForm)
+def webhook_resend(request, form, delivery_id: int):
+    tenant = request.tenant
+
+    def check():
+        delivery = next((d for d in delivery_log(tenant=tenant) if d.pk == delivery_id), None)
+        if delivery is None:
+            raise DomainError(_("No such webhook delivery."))
+        if delivery.endpoint.disabled_at:
+            operation.warning = _("Its endpoint is disabled: sending again enables it.")
+        return [Row(f"{delivery.event.event_type} {delivery.event.webhook_id}", delivery.get_status_display(),
+                    _("sent again"))]
+
+    def save():
+        delivery = webhooks.webhook_delivery_resend(tenant=tenant, delivery_id=delivery_id, actor=request.actor)
+        return str(delivery.endpoint_id), ""
+
+    operation = Operation("webhook-resend", _("Send delivery %(id)s again") % {"id": delivery_id}, form, check, save)
     return operation

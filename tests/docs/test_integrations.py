@@ -10,10 +10,16 @@ from django.db import connection
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
 
-from reviews.models import Candidate, Fact, FactStatus, Message, Scope
+from reviews.actors import SYSTEM
+from reviews.models import Candidate, CandidateStatus, Fact, FactStatus, Message, Scope
 from reviews.services.tenants import api_key_create, tenant_create
 from tests.compat.test_mcp_server import mcp_url  # noqa: F401 - the server fixture
+from reviews.background import publisher
+from reviews.webhooks.delivery import deliver_due
+from reviews.webhooks.endpoints import webhook_create
+from tests.conftest import candidate
 from tests.threads import call_in_thread
+from tests.webhooks.conftest import private_allowed, receiver  # noqa: F401 - fixtures
 
 os.environ["MEM0_TELEMETRY"] = "False"
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -47,7 +53,7 @@ def run(name: str, **namespace) -> dict:
 
 
 def test_the_page_marks_every_recipe():
-    assert set(RECIPES) == {"plain_http", "mem0", "mcp_host_config", "mcp_client", "langgraph", "legacy"}
+    assert set(RECIPES) == {"plain_http", "mem0", "mcp_host_config", "mcp_client", "langgraph", "legacy", "chat_confirm"}
 
 
 def test_plain_http(demo, capsys):
@@ -100,3 +106,23 @@ def test_legacy_entity_memory(demo, capsys):
     summary = Candidate.objects.get(field="summary")
     assert summary.fact_id is None
     assert not Fact.objects.filter(field="summary").exists()
+
+
+def test_chat_confirm_asks_in_the_chat_and_answers_as_the_user(
+    demo, submit, receiver, private_allowed, monkeypatch  # noqa: F811
+):
+    _, secret = webhook_create(tenant=demo, url=receiver.url, events=["candidate.pending_user"], actor=SYSTEM)
+    _, subject_key = api_key_create(tenant=demo, scopes=[Scope.SUBJECT])
+    monkeypatch.setenv("MEMORY_PORTAL_SUBJECT_KEY", subject_key)
+    monkeypatch.setenv("MEMORY_PORTAL_WEBHOOK_SECRET", secret)
+    namespace = run("chat_confirm")
+    (asked,) = submit(demo, "alice", candidate(field="location", value="Berlin", confidence=0.6))
+    publisher.drain()  # the commit's own send, in the background lane
+    deliver_due()
+    (request,) = receiver.requests
+    question = namespace["on_webhook"](request.body, request.headers)
+    assert question == "We are not sure we understood you. Is this right? Location: Berlin"
+    assert namespace["on_user_reply"]("alice", asked.candidate_id, "yes") == "Memory updated."
+    item = Candidate.objects.get(pk=asked.candidate_id)
+    assert item.status == CandidateStatus.APPROVED and item.decided_by == "subject:alice"
+    assert Fact.objects.get(pk=item.fact_id).value == "Berlin"

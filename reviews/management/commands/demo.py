@@ -43,7 +43,7 @@ SHOWCASE_LONG_VALUE = (
 # A Django superuser for the admin (/admin/): demo data only, never for a real installation.
 DEMO_SUPERUSER = ("admin", "admin")
 # One key that can try every example of the README and docs/.
-DEMO_KEY_SCOPES = [Scope.INGEST, Scope.RECALL, Scope.RECALL_SENSITIVE, Scope.REVIEW, Scope.ADMIN]
+DEMO_KEY_SCOPES = [Scope.INGEST, Scope.RECALL, Scope.RECALL_SENSITIVE, Scope.REVIEW, Scope.ADMIN, Scope.SUBJECT]
 
 
 def load_conversations(path: Path = FIXTURE) -> list[dict]:
