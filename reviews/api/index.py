@@ -22,6 +22,7 @@ OPERATIONS = [
     ("GET audit/events", "admin", "audit events, newest first, paged"),
     ("POST keys", "admin", "create an API key (shown once)"),
     ("DELETE keys/{prefix}", "admin", "revoke an API key"),
+    ("POST keys/{prefix}/rotate", "admin", "a new key with the same scopes; the old one ends after a grace period"),
     ("GET webhooks", "admin", "the tenant's webhook endpoints"),
     ("POST webhooks", "admin", "register a webhook endpoint (its secret shown once)"),
     ("DELETE webhooks/{id}", "admin", "remove a webhook endpoint"),

@@ -70,3 +70,13 @@ def test_the_paths_a_page_names_exist(page):
     # Code moves; a page that still points at the old place sends the reader nowhere.
     named = re.findall(r"`((?:reviews|memory_portal|bench|bin|tests|templates|static|locale)/[\w./-]*)`", page.read_text())
     assert [path for path in named if not (ROOT / path.rstrip("/")).exists()] == []
+
+
+def test_every_audit_action_is_listed_where_the_readme_points():
+    """SPEC §6: the actions are one enumeration, listed for readers (docs/concepts.md, linked
+    from the README); a new member without its line fails here."""
+    from reviews.models import AuditAction
+
+    listed = (ROOT / "docs" / "concepts.md").read_text()
+    assert "docs/concepts.md" in (ROOT / "README.md").read_text()
+    assert [action.value for action in AuditAction if f"`{action.value}`" not in listed] == []
