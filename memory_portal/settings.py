@@ -62,16 +62,16 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",  # static files answer here, cacheable
-    "reviews.web.middleware.SitePolicyCSPMiddleware",  # django-csp's, the site's policy built once
+    "csp.middleware.CSPMiddleware",
     "reviews.web.middleware.NoStoreMiddleware",
     "reviews.web.middleware.RequestIdMiddleware",
     "reviews.web.middleware.BodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "reviews.web.middleware.PrefixFreeLocaleMiddleware",  # Django's, no path lookups without i18n_patterns
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "reviews.web.middleware.LazyMessageMiddleware",  # Django's, the storage made when first used
+    "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "axes.middleware.AxesMiddleware",  # last: turns a locked-out sign-in into its page
