@@ -110,9 +110,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
     }
 IS_POSTGRES = DATABASES["default"]["ENGINE"].endswith("postgresql")
-# Recall's statements are prepared once per connection (reviews/recall/hotpath.py); turn off
-# behind a transaction-mode pooler that does not track prepared statements.
-DATABASE_PREPARED_STATEMENTS = env.bool("DATABASE_PREPARED_STATEMENTS", default=True)
+# Django's documented server-side binding (OPTIONS "server_side_binding"): psycopg then
+# prepares a statement once a connection has run it ``prepare_threshold`` times (psycopg's
+# default, 5). Off by default: every query of the app then binds on the server, and a
+# transaction-mode pooler that does not track prepared statements cannot serve them.
+DATABASE_SERVER_SIDE_BINDING = env.bool("DATABASE_SERVER_SIDE_BINDING", default=False)
 
 # Read replicas (reviews/recall/replicas.py): PostgreSQL streaming replicas of the default database,
 # comma-separated URLs. Recall's fact reads and a few read-only auditor pages go to one;
@@ -132,12 +134,9 @@ DATABASE_REPLICA_MAX_LAG_SECONDS = env.float("DATABASE_REPLICA_MAX_LAG_SECONDS",
 DATABASE_REPLICA_RETRY_SECONDS = env.float("DATABASE_REPLICA_RETRY_SECONDS", default=30)
 DATABASE_ROUTERS = ["reviews.recall.replicas.ReplicaRouter"]
 
-if IS_POSTGRES and DATABASE_PREPARED_STATEMENTS:
-    # psycopg prepares nothing while the threshold is None (Django's default). Django's own
-    # cursors bind on the client and never prepare, so only the cursors that ask for it
-    # explicitly do; the threshold itself is never reached by counting.
+if IS_POSTGRES and DATABASE_SERVER_SIDE_BINDING:
     for _alias in ("default", *DATABASE_REPLICAS):
-        DATABASES[_alias].setdefault("OPTIONS", {})["prepare_threshold"] = 2**31 - 1
+        DATABASES[_alias].setdefault("OPTIONS", {})["server_side_binding"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
