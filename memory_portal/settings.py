@@ -247,6 +247,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # drf-spectacular's own enum hook, then the errors every operation shares.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "reviews.api.schema.add_common_error_responses",
+    ],
     # Two choice sets share the field name "source": each gets a name of its own (otherwise
     # a hash suffix, and a warning in `check --deploy`).
     "ENUM_NAME_OVERRIDES": {

@@ -103,37 +103,16 @@ class ApiErrorSerializer(serializers.Serializer):
     error = ApiErrorDetailSerializer()
 
 
-# What any operation may answer before or instead of its own work: a malformed request,
-# no or an unknown key, a key without the scope, the rate limit.
-COMMON_ERROR_STATUSES = (400, 401, 403, 429)
-PATH_ERROR_STATUSES = (404,)  # an id in the path that names nothing of the tenant
-BODY_ERROR_STATUSES = (413, 415)  # a body too large, or not JSON
-
-
 class ApiAutoSchema(AutoSchema):
     """Names a serializer nested in a view after the view (``RecallApi.OutputSerializer`` →
     ``RecallOutput``): every view has its own ``InputSerializer``/``OutputSerializer``, and
-    without this their OpenAPI components would collide under one name.
-
-    Documents the errors every operation shares, in one place: an operation declares only
-    its answers and the errors of its own (a stale version's 409)."""
+    without this their OpenAPI components would collide under one name. The errors every
+    operation shares are added by a postprocessing hook (reviews/api/schema.py)."""
 
     def get_serializer_name(self, serializer, direction):
         name = super().get_serializer_name(serializer, direction)
         owner, _, _ = serializer.__class__.__qualname__.rpartition(".")
         return f"{owner.removesuffix('Api')}{name}" if owner else name
-
-    def _get_response_bodies(self, direction="response"):
-        responses = super()._get_response_bodies(direction)
-        statuses = list(COMMON_ERROR_STATUSES)
-        if "{" in self.path:
-            statuses += PATH_ERROR_STATUSES
-        if self.method in ("POST", "PUT", "PATCH"):
-            statuses += BODY_ERROR_STATUSES
-        for code in map(str, statuses):
-            if code not in responses:
-                responses[code] = self._get_response_for_code(ApiErrorSerializer, code, direction=direction)
-        return dict(sorted(responses.items()))
 
 
 class ApiView(APIView):
