@@ -62,16 +62,16 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",  # static files answer here, cacheable
-    "reviews.web.middleware.SitePolicyCSPMiddleware",  # django-csp's, the site's policy built once
+    "csp.middleware.CSPMiddleware",
     "reviews.web.middleware.NoStoreMiddleware",
     "reviews.web.middleware.RequestIdMiddleware",
     "reviews.web.middleware.BodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "reviews.web.middleware.PrefixFreeLocaleMiddleware",  # Django's, no path lookups without i18n_patterns
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "reviews.web.middleware.LazyMessageMiddleware",  # Django's, the storage made when first used
+    "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "axes.middleware.AxesMiddleware",  # last: turns a locked-out sign-in into its page
@@ -110,9 +110,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
     }
 IS_POSTGRES = DATABASES["default"]["ENGINE"].endswith("postgresql")
-# Recall's statements are prepared once per connection (reviews/recall/hotpath.py); turn off
-# behind a transaction-mode pooler that does not track prepared statements.
-DATABASE_PREPARED_STATEMENTS = env.bool("DATABASE_PREPARED_STATEMENTS", default=True)
+# Django's documented server-side binding (OPTIONS "server_side_binding"): psycopg then
+# prepares a statement once a connection has run it ``prepare_threshold`` times (psycopg's
+# default, 5). Off by default: every query of the app then binds on the server, and a
+# transaction-mode pooler that does not track prepared statements cannot serve them.
+DATABASE_SERVER_SIDE_BINDING = env.bool("DATABASE_SERVER_SIDE_BINDING", default=False)
 
 # Read replicas (reviews/recall/replicas.py): PostgreSQL streaming replicas of the default database,
 # comma-separated URLs. Recall's fact reads and a few read-only auditor pages go to one;
@@ -132,12 +134,9 @@ DATABASE_REPLICA_MAX_LAG_SECONDS = env.float("DATABASE_REPLICA_MAX_LAG_SECONDS",
 DATABASE_REPLICA_RETRY_SECONDS = env.float("DATABASE_REPLICA_RETRY_SECONDS", default=30)
 DATABASE_ROUTERS = ["reviews.recall.replicas.ReplicaRouter"]
 
-if IS_POSTGRES and DATABASE_PREPARED_STATEMENTS:
-    # psycopg prepares nothing while the threshold is None (Django's default). Django's own
-    # cursors bind on the client and never prepare, so only the cursors that ask for it
-    # explicitly do; the threshold itself is never reached by counting.
+if IS_POSTGRES and DATABASE_SERVER_SIDE_BINDING:
     for _alias in ("default", *DATABASE_REPLICAS):
-        DATABASES[_alias].setdefault("OPTIONS", {})["prepare_threshold"] = 2**31 - 1
+        DATABASES[_alias].setdefault("OPTIONS", {})["server_side_binding"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -248,6 +247,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # drf-spectacular's own enum hook, then the errors every operation shares.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "reviews.api.schema.add_common_error_responses",
+    ],
     # Two choice sets share the field name "source": each gets a name of its own (otherwise
     # a hash suffix, and a warning in `check --deploy`).
     "ENUM_NAME_OVERRIDES": {

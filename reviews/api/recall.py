@@ -1,14 +1,9 @@
 """GET /api/v1/recall: the facts an agent may receive, under SPEC §5's policy."""
-from types import SimpleNamespace
-
-from django.http import HttpResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import APIException, AuthenticationFailed, Throttled
 from rest_framework.response import Response
 
 from ..actors import Actor
-from ..errors import DomainError
 from ..models import Category, MemoryScope, Scope, Sensitivity, Source
 from ..recall.query import (
     RECALL_DEFAULT_LIMIT,
@@ -19,9 +14,7 @@ from ..recall.query import (
     RecallQuery,
 )
 from ..recall.service import recall_perform
-from ..recall.records import recall_records_settled_on_exit
-from .auth import ApiKeyAuthentication, HasScope
-from .base import ApiKeyRateThrottle, ApiView, FlatQuerySerializer, asks_for_plain
+from .base import ApiView, StrictSerializer
 from .fields import IdentifierField, IntegerField
 
 
@@ -70,7 +63,9 @@ class RecallApi(ApiView):
 
     required_scope = Scope.RECALL
 
-    class InputSerializer(FlatQuerySerializer):
+    class InputSerializer(StrictSerializer):
+        reads_query_text = True  # query parameters: every value is text (api/fields.py)
+
         user_id = IdentifierField()
         entity = serializers.ListField(
             child=serializers.RegexField(r"^[^:\s]{1,64}:\S.{0,199}$", max_length=265),
@@ -114,60 +109,6 @@ class RecallApi(ApiView):
         serializer.is_valid(raise_exception=True)
         return Response(self._recall(serializer.validated_data, request.auth))
 
-    def dispatch(self, request, *args, **kwargs):
-        """Recall is the API's hot path. The request nearly every agent sends (a GET that
-        asks for plain JSON, a live key with the scope, valid parameters, under its rate)
-        skips DRF's request wrapper, negotiation and response rendering, and passes the
-        same checks on the plain request: the key (ApiKeyAuthentication),
-        the scope (HasScope), the parameters (InputSerializer), the rate
-        (ApiKeyRateThrottle). Any other request is handed to DRF before anything was
-        counted or read, and a refusal after that (the rate, the sensitive scope) goes
-        through DRF's exception handler: every 4xx, in SPEC §7's shape, comes from one
-        place. DRF checks the rate before the parameters; the lean path checks the
-        parameters first only to know whether it can serve the call, and counts it once
-        either way.
-        """
-        if kwargs or request.method != "GET" or not asks_for_plain(request, self.renderer_classes[0].media_type):
-            return super().dispatch(request, *args, **kwargs)
-        try:
-            authenticated = ApiKeyAuthentication().authenticate(request)
-        except AuthenticationFailed:
-            authenticated = None
-        if authenticated is None:
-            return super().dispatch(request, *args, **kwargs)
-        principal, key = authenticated
-        checked = SimpleNamespace(auth=key)  # what HasScope and the throttle read
-        if not HasScope().has_permission(checked, self):
-            return super().dispatch(request, *args, **kwargs)
-        data = self.InputSerializer.valid_data(request.GET)
-        if data is None:  # DRF's path says what is wrong with it
-            return super().dispatch(request, *args, **kwargs)
-        throttle = ApiKeyRateThrottle()
-        if not throttle.allow_request(checked, self):
-            return self._refusal(request, Throttled(throttle.wait()))
-        request.user = principal  # as DRF leaves it for what runs after the view
-        renderer = self.renderer_classes[0]()
-        try:
-            # The record's hand-off is settled after the rendering, not before it
-            # (reviews/recall/records.py), and before anything is answered.
-            with recall_records_settled_on_exit():
-                content = renderer.render(self._recall(data, key))
-        except (APIException, DomainError) as error:
-            return self._refusal(request, error)
-        response = HttpResponse(content, content_type=renderer.media_type)
-        for header, value in self.default_response_headers.items():
-            response[header] = value
-        return response
-
-    def _refusal(self, request, error):
-        """A refusal on the lean path (the rate, the sensitive scope), through DRF's handler."""
-        self.request = self.initialize_request(request)
-        self.headers = self.default_response_headers
-        self.format_kwarg = None
-        negotiated = self.perform_content_negotiation(self.request, force=True)
-        self.request.accepted_renderer, self.request.accepted_media_type = negotiated
-        return self.finalize_response(self.request, self.handle_exception(error))
-
     def _recall(self, data: dict, key) -> dict:
         query = RecallQuery(
             user_id=data["user_id"],
@@ -186,8 +127,8 @@ class RecallApi(ApiView):
             actor=Actor.api_key(key),
             may_see_sensitive=key.has_scope(Scope.RECALL_SENSITIVE),
         )
-        # Built directly rather than through OutputSerializer: this is the hot path, and
-        # the selector already returns the documented shape.
+        # Built directly rather than through OutputSerializer: the selector already returns
+        # the documented shape, and recall is the API's busiest read.
         body = {"recall_id": record.pk, "user_id": query.user_id, "facts": result.facts}
         if query.explain:
             body["excluded"] = result.excluded

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Annotated, NamedTuple
 
-from django.db import DEFAULT_DB_ALIAS, connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.utils import timezone
 
 from ..models import (
@@ -24,7 +24,6 @@ from ..models import (
 from ..screening import Identifier, Screen, Text
 from ..policy.normalize import normalize_text, slugify_entity_id
 from ..selectors.rows import utc_aware
-from .hotpath import prepared_cursor
 from .relevance import rank_by_relevance
 from .textmatch import QueryTerms, fallback_score, query_terms
 
@@ -190,7 +189,7 @@ def _recall_sql(*, tenant_id: int, query: RecallQuery, terms: QueryTerms) -> tup
 
 def _recall_rows(*, tenant: Tenant, query: RecallQuery, terms: QueryTerms, using: str) -> list[_RecallRow]:
     sql, params = _recall_sql(tenant_id=tenant.pk, query=query, terms=terms)
-    with prepared_cursor(using) as cursor:
+    with connections[using].cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     if connection.vendor == "postgresql":  # every column already of its field's type

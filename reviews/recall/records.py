@@ -6,7 +6,7 @@ the request hands the record to a Redis stream instead (one ``XADD``) and a drai
 them to the database in batches, one multi-row statement per batch:
 
 * **Nothing lost on a crash.** The response is sent only after Redis has the record (the
-  recall API reads Redis's answer once its own is rendered, before sending it). A
+  recall reads Redis's answer to its ``XADD`` before it returns). A
   drain acknowledges entries (``XACK``, then ``XDEL``) only after its batch committed; a
   drain that dies before that leaves them pending in the consumer group, and the next
   drain takes them over once they have been idle ``RECLAIM_IDLE_MS``. Redis itself keeps
@@ -45,12 +45,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone as dt_timezone
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 from django.conf import settings
 from django.db import DataError, IntegrityError, connection, transaction
 from django.utils import timezone
 
 from ..errors import Unavailable
-from .hotpath import prepared_cursor
 from ..models import RecallRecord, Tenant
 from .partitions import no_partition_for_row, recall_partition_for
 
@@ -82,9 +83,11 @@ def handed_off() -> bool:
 def recall_record_write(record: RecallRecord) -> None:
     """Give ``record`` its id and see that it is written: now, or by the next drain.
 
-    Handed to the stream, the record is settled (Redis's answer read, or the record written
-    directly) before this returns, or, inside ``recall_records_settled_on_exit()``, when
-    that block ends.
+    Handed to the stream, the record is settled before this returns: Redis has it (its
+    answer to the ``XADD`` read), or it was written directly. A broken connection (Redis
+    restarted since it was last used) is replaced and the command sent once more
+    (``_stream()``'s retry policy); a copy the first attempt may have delivered is
+    written once all the same: the id is fixed, and the drain skips an id written already.
     """
     if not handed_off():
         _insert(record)
@@ -92,122 +95,8 @@ def recall_record_write(record: RecallRecord) -> None:
     record.pk = _ids.take()
     payload = _encode(record)
     record._state.adding = False
-    if _hand_off.deferring:
-        _settle()  # one answer outstanding at most: it is read in order on the connection
-        try:
-            _send(_hand_off_connection(), payload)
-        except redis.ConnectionError:
-            _hand_over(record, payload, attempts=1)  # this send was the first attempt
-        except redis.RedisError as error:
-            _write_directly(record, error)
-        else:
-            _hand_off.unsettled = (record, payload)
-        return
-    _hand_over(record, payload)
-
-
-def recall_records_settled_on_exit() -> _SettledOnExit:
-    """Records handed to the stream inside this ``with`` block are sent at once and settled
-    when it ends: the caller works on (the recall API renders its answer) while Redis takes
-    them, and does not answer before they are settled.
-
-    Waiting for Redis's answer straight after sending put the web process to sleep for
-    the round trip, and woke it to a cold cache: in the whole request the XADD cost 190 µs
-    of CPU, against 77 in a loop of its own. Read after the rendering, the answer is
-    usually there. Nested blocks settle
-    with the outermost.
-    """
-    return _SettledOnExit()
-
-
-class _SettledOnExit:
-    """A plain context manager, not a decorated generator: in this package a function with
-    ``__wrapped__`` is a service, and this one writes nothing of its own."""
-
-    def __enter__(self) -> None:
-        self.outermost = not _hand_off.deferring
-        _hand_off.deferring = True
-
-    def __exit__(self, *exc_info) -> None:
-        if self.outermost:
-            _hand_off.deferring = False
-            _settle()
-
-
-class _HandOff(threading.local):
-    """This thread's connection for handing records over, and (inside
-    ``recall_records_settled_on_exit()``) the record sent on it and not yet settled.
-
-    A connection of its own per thread, rather than one from the client's pool around each
-    record: the pool's bookkeeping and its check for unread data (a system call) cost
-    20 µs of the 75 an XADD costs, and an answer read later must be read on the
-    connection that carried the command, with no other thread's command in between.
-    """
-
-    connection: redis.Connection | None = None
-    made_for: _Connection | None = None
-    deferring = False
-    unsettled: tuple[RecallRecord, bytes] | None = None  # sent, its answer not read yet
-
-
-_hand_off = _HandOff()
-
-
-def _hand_off_connection() -> redis.Connection:
-    stream = _stream()
-    if _hand_off.made_for is not stream:  # first use, a fork, or a new setting
-        if _hand_off.connection is not None:
-            _hand_off.connection.disconnect()  # leaves a parent's socket alone after a fork
-        pool = stream.client.connection_pool
-        _hand_off.connection = pool.connection_class(**pool.connection_kwargs)
-        _hand_off.made_for = stream
-    return _hand_off.connection
-
-
-def _send(connection: redis.Connection, payload: bytes) -> None:
-    """``XADD <key> * r <payload>``, its fixed part packed once per key by redis-py's own
-    packer (which ends the empty last argument with ``$0\\r\\n\\r\\n``): packing the whole
-    command each time, every argument looked at in Python first, was a fifth of the
-    hand-off's CPU in the web process."""
-    key = settings.MEMORY_RECALL_RECORD_STREAM_KEY
-    prefix = _XADD_PREFIXES.get(key)
-    if prefix is None:
-        packed = b"".join(connection.pack_command("XADD", key, "*", "r", ""))
-        prefix = _XADD_PREFIXES[key] = packed.removesuffix(b"$0\r\n\r\n")
-    connection.send_packed_command([b"%b$%d\r\n%b\r\n" % (prefix, len(payload), payload)])
-
-
-_XADD_PREFIXES: dict[str, bytes] = {}  # stream key: its XADD's packed fixed part
-
-
-def _hand_over(record: RecallRecord, payload: bytes, *, attempts: int = 2) -> None:
-    """Send and read the answer; a broken connection (Redis restarted since it was last
-    used) is replaced and the record sent once more. A copy the first attempt may have
-    delivered is written once all the same: the id is fixed, and the drain skips an id
-    written already. Redis out of reach or refusing: the record is written directly."""
-    for _ in range(attempts):
-        try:
-            connection = _hand_off_connection()
-            _send(connection, payload)
-            connection.read_response()
-            return
-        except redis.ConnectionError as error:
-            failure = error  # the connection is closed: the next attempt opens another
-        except redis.RedisError as error:
-            failure = error
-            break
-    _write_directly(record, failure)
-
-
-def _settle() -> None:
-    """Read the answer to the record sent last, if it is still to be read."""
-    if _hand_off.unsettled is None:
-        return
-    (record, payload), _hand_off.unsettled = _hand_off.unsettled, None
     try:
-        _hand_off.connection.read_response()
-    except redis.ConnectionError:
-        _hand_over(record, payload, attempts=1)  # this one was the first attempt
+        _stream().client.xadd(settings.MEMORY_RECALL_RECORD_STREAM_KEY, {"r": payload})
     except redis.RedisError as error:
         _write_directly(record, error)
 
@@ -250,7 +139,7 @@ def _insert(record: RecallRecord) -> None:
         )
     else:
         sql = f"INSERT INTO {TABLE} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))}) RETURNING id"
-    with prepared_cursor() as cursor:
+    with connection.cursor() as cursor:
         try:
             cursor.execute(sql, values)
         except IntegrityError as error:
@@ -279,7 +168,7 @@ class _IdBlock:
             if self._pid != os.getpid():  # forked: the parent's block is the parent's
                 self._free, self._pid = [], os.getpid()
             if not self._free:
-                with prepared_cursor() as cursor:
+                with connection.cursor() as cursor:
                     cursor.execute("SELECT nextval(%s) FROM generate_series(1, %s)", [SEQUENCE, RECALL_ID_BLOCK])
                     self._free = [row[0] for row in cursor.fetchall()][::-1]
             return self._free.pop()
@@ -303,12 +192,16 @@ _connection: _Connection | None = None
 
 def _stream() -> _Connection:
     """This process's Redis client (made after a fork, and again if the setting changed):
-    the drain's, the flush's and the health check's. Records go over ``_hand_off``.
+    the recalls' hand-off, the drain's, the flush's and the health check's.
+
+    One retry at once, not redis-py's default of several with growing pauses: a recall
+    waits on this, and with Redis out of reach it writes its record itself instead.
     """
     global _connection
     url = settings.MEMORY_RECALL_RECORD_STREAM_URL
     if _connection is None or _connection.pid != os.getpid() or _connection.url != url:
-        client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2, health_check_interval=30)
+        client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2, health_check_interval=30,
+                                      retry=Retry(NoBackoff(), retries=1))
         _connection = _Connection(url, os.getpid(), client)
     return _connection
 
@@ -526,11 +419,9 @@ def _insert_many(rows: list[dict]) -> int:
 
 def _execute_insert_many(batch: str) -> int:
     cutoff = timezone.now() - timedelta(days=settings.MEMORY_RECALL_RETENTION_DAYS)
-    # Prepared (on a persistent connection): the drain runs this statement batch after
-    # batch, and bound on the server the batch's JSON is not escaped into the text. In a
-    # transaction of its own, or a savepoint of the caller's (an erasure's flush): a
+    # In a transaction of its own, or a savepoint of the caller's (an erasure's flush): a
     # refused batch leaves the caller's transaction usable.
-    with prepared_cursor() as cursor:
+    with connection.cursor() as cursor:
         with transaction.atomic():
             cursor.execute(_INSERT_MANY, [batch, cutoff])
         return cursor.rowcount

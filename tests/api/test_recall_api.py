@@ -224,32 +224,6 @@ def test_format_is_not_a_renderer_switch_but_an_unknown_parameter(recall_client,
     assert RecallRecord.objects.count() == 0
 
 
-def _prepared_statements():
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT statement, generic_plans + custom_plans FROM pg_prepared_statements")
-        return dict(cursor.fetchall())
-
-
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's")
-def test_the_recall_statements_are_planned_once_per_connection(recall_client, memory):
-    for _ in range(3):
-        assert recall_client.get(URL, {"user_id": "u1", "entity": ["project:a", "project:b", "project:c"]}).status_code == 200
-    statements = _prepared_statements()
-    selects = [runs for text, runs in statements.items() if text.startswith("SELECT f.id") and text.count("e.entity_type = $") == 3]
-    inserts = [runs for text, runs in statements.items() if text.startswith("INSERT INTO reviews_recallrecord")]
-    assert selects == [3]  # one statement for this shape of query, planned once, run three times
-    assert len(inserts) == 1 and inserts[0] >= 3
-
-
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's")
-def test_prepared_statements_can_be_turned_off_for_a_pooler(recall_client, memory, settings):
-    settings.DATABASE_PREPARED_STATEMENTS = False
-    before = set(_prepared_statements())
-    entities = [f"project:p{index}" for index in range(5)]  # a statement shape no other test prepares
-    assert recall_client.get(URL, {"user_id": "u1", "entity": entities}).status_code == 200
-    assert set(_prepared_statements()) == before
-
-
 def test_a_tenants_recall_records_go_with_it_without_a_database_constraint(recall_client, memory, tenant):
     """RecallRecord.tenant has no constraint in the database (its check locked the tenant's
     row on every recall); Django's cascade still deletes the records with their tenant."""

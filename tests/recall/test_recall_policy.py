@@ -38,9 +38,8 @@ def test_default_is_the_users_own_facts_and_preferences(recall, publish, tenant)
 
 
 def test_times_arrive_in_utc_to_the_microsecond(recall, publish, tenant):
-    """Recall reads its rows through its own cursor and timestamp loader (reviews/recall/hotpath.py),
-    not the ORM's: the time must still be the stored instant, in UTC, written as the ORM
-    would write it."""
+    """Recall reads its rows with one written-out statement, not the ORM: the time must
+    still be the stored instant, in UTC, written as the ORM would write it."""
     fact = publish(tenant, "u1", field="name", value="Alice")
     fact.refresh_from_db()
 

@@ -27,7 +27,7 @@ from reviews.recall import records as recall_records
 from reviews.services.erasure import subject_erase
 from reviews.recall.service import recall_perform
 from reviews.recall.partitions import partitions
-from reviews.recall.records import GROUP, recall_records_drain, recall_records_settled_on_exit
+from reviews.recall.records import GROUP, recall_records_drain
 from reviews.tasks import drain_recall_records
 from tests.recall.conftest import AGENT
 from tests.worker.brokers import unused_port
@@ -226,19 +226,6 @@ def test_drains_running_at_once_write_each_record_once(stream, tenant, memory):
     assert stream.xlen(KEY) == 0
 
 
-def test_the_drains_statement_is_planned_once_per_connection(stream, tenant, memory):
-    for batch in range(3):
-        for _ in range(2):
-            recall_perform(tenant=tenant, query=RecallQuery(user_id="u1"), actor=AGENT, may_see_sensitive=False)
-        assert recall_records_drain().written == 2
-
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT generic_plans + custom_plans FROM pg_prepared_statements "
-                       "WHERE statement LIKE '%%jsonb_to_recordset%%'")
-        assert [runs for (runs,) in cursor.fetchall()] == [3]  # one statement, run for each batch
-    assert RecallRecord.objects.count() == 6
-
-
 def test_records_go_to_their_own_tenant_and_stay_out_of_the_others_pages(
     stream, tenant, other_tenant, memory, make_client, client, auditor
 ):
@@ -429,47 +416,30 @@ def test_the_process_kept_connection_outlives_a_redis_restart_and_a_redis_gone(
     assert f"the stream did not take record {gone} (" in caplog.text
 
 
-@pytest.mark.parametrize("settled", ["after the answer is rendered", "at once"])
-def test_a_record_redis_refuses_is_written_by_the_recall_itself(
-    stream, tenant, memory, recall_client, settled, caplog, monkeypatch
-):
-    """The API settles the hand-off after rendering its answer; other callers of the
-    service (MCP, the mem0 surface) settle it at once. Either way a refusal (here the
-    key holds something that is not a stream) leaves the record written directly."""
+@pytest.mark.parametrize("caller", ["the API", "the service"])
+def test_a_record_redis_refuses_is_written_by_the_recall_itself(stream, tenant, memory, recall_client, caller, caplog):
+    """A refusal (here the key holds something that is not a stream) leaves the record
+    written directly, whether the API or another caller of the service (MCP, the mem0
+    surface) made the recall."""
     stream.set(KEY, "not a stream")
-    sent_deferred = []  # which of the two ways each record went (the real send still runs)
-    send = recall_records._send
-
-    def send_and_note(connection, payload):
-        sent_deferred.append(recall_records._hand_off.deferring)
-        send(connection, payload)
-
-    monkeypatch.setattr(recall_records, "_send", send_and_note)
 
     with caplog.at_level(logging.WARNING, logger="reviews.recall.records"):
-        if settled == "at once":
+        if caller == "the service":
             recall_id = recall_perform(
                 tenant=tenant, query=RecallQuery(user_id="u1"), actor=AGENT, may_see_sensitive=False
             )[0].pk
         else:
             recall_id = recall(recall_client)["recall_id"]
 
-    assert sent_deferred == [settled != "at once"]
     assert RecallRecord.objects.filter(pk=recall_id, tenant=tenant, user_id="u1").exists()
     assert f"the stream did not take record {recall_id} (WRONGTYPE" in caplog.text
 
 
-def test_records_sent_in_a_block_are_all_settled_even_when_the_block_fails(stream, tenant, memory):
-    def recall_once():
-        return recall_perform(tenant=tenant, query=RecallQuery(user_id="u1"), actor=AGENT, may_see_sensitive=False)[0]
+def test_a_record_is_in_the_stream_when_the_recall_returns(stream, tenant, memory):
+    record = recall_perform(tenant=tenant, query=RecallQuery(user_id="u1"), actor=AGENT, may_see_sensitive=False)[0]
 
-    with pytest.raises(RuntimeError), recall_records_settled_on_exit():
-        first, second = recall_once(), recall_once()  # the second send reads the first's answer
-        raise RuntimeError("the answer could not be rendered")
-
-    assert [json.loads(fields[b"r"])["id"] for _, fields in stream.xrange(KEY)] == [first.pk, second.pk]
-    assert recall_records._hand_off.unsettled is None and not recall_records._hand_off.deferring
-    assert recall_records_drain().written == 2
+    assert [json.loads(fields[b"r"])["id"] for _, fields in stream.xrange(KEY)] == [record.pk]
+    assert not RecallRecord.objects.filter(pk=record.pk).exists()
 
 
 def test_an_erasure_rewrites_queries_that_were_still_in_the_stream(stream, tenant, memory, recall_client):

@@ -5,7 +5,6 @@ Prints a progress bar (to stderr), then the figures and their breakdowns; ``--js
 adds one JSON object on the last line. Exits non-zero when a secret leaked.
 """
 import json
-import sys
 
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext as _
@@ -91,7 +90,7 @@ class _Progress:
 
     def __init__(self, stream, total: int):
         self.stream, self.total = stream, max(total, 1)
-        self.tty = getattr(getattr(stream, "_out", sys.stderr), "isatty", lambda: False)()
+        self.tty = stream.isatty()  # Django's OutputWrapper asks the stream it wraps
         self.last_tenth = -1
 
     def update(self, done: int) -> None:
