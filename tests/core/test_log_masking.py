@@ -52,13 +52,22 @@ def route_templates() -> list[str]:
 
 @pytest.fixture
 def console_log():
-    """The configured console handler writing into a buffer for the test."""
-    [handler] = {id(h): h for name in ("", "django") for h in logging.getLogger(name).handlers
-                 if any(isinstance(f, MaskCredentials) for f in h.filters)}.values()
+    """A buffer written by a handler like the settings' console handler: the same filters
+    and formatter, on the same loggers. (Pointing the configured handler itself at a buffer
+    would flush whatever stream a test runner left it, which may be closed by then.)"""
+    [configured] = {id(h): h for name in ("", "django") for h in logging.getLogger(name).handlers
+                    if any(isinstance(f, MaskCredentials) for f in h.filters)}.values()
     buffer = io.StringIO()
-    previous = handler.setStream(buffer)
+    handler = logging.StreamHandler(buffer)
+    handler.setFormatter(configured.formatter)
+    for log_filter in configured.filters:
+        handler.addFilter(log_filter)
+    loggers = [logging.getLogger(name) for name in ("", "django")]
+    for logger in loggers:
+        logger.addHandler(handler)
     yield buffer
-    handler.setStream(previous)
+    for logger in loggers:
+        logger.removeHandler(handler)
 
 
 def test_the_settings_mask_every_console_record():
