@@ -7,7 +7,7 @@ fields, where values appear only as keyed digests; so erasing a subject's readab
 Writers call :func:`record` (one event) or :func:`record_many` inside the service's
 transaction; both lock the tenant's chain head, so concurrent writers append in turn.
 That is the *last* lock a writer takes: the subject and its rows come first (the lock
-order is written down at :func:`reviews.services.locks.lock_subject`).
+order is written down at :func:`reviews.models.locks.lock_subject`).
 """
 from __future__ import annotations
 

@@ -25,6 +25,7 @@ from django.utils import timezone
 from ..background import TaskName, publish_tasks, runs_in_process, task
 from ..models import DeletionStatus, Fact, FactDeletion, FactEmbedding, FactStatus
 from ..models.embeddings import vector_to_bytes
+from ..models.locks import lock_subjects
 from .embedders import Embedder, configured_embedder
 from .text import fact_text
 
@@ -101,6 +102,12 @@ def subject_embeddings_sync(*, subject_id: int, embedder: Embedder | None = None
         ]
         try:
             with transaction.atomic():
+                # The lock order every writer follows (reviews/models/locks.py): the subject
+                # row first. The upsert's foreign-key checks take share locks on the
+                # subject's and facts' rows, which a writer holding the subject then waits
+                # for: without this, a deadlock under concurrent writes.
+                if not lock_subjects([subject_id]):
+                    continue  # erased meanwhile: nothing of it to embed
                 FactEmbedding.objects.bulk_create(
                     rows, update_conflicts=True, unique_fields=["fact"],
                     update_fields=["embedder", "text_digest", "dimensions", "vector", "updated_at"],

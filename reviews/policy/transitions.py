@@ -13,7 +13,7 @@ both change one instance at a time and hide the write behind a decorator or a ca
 whereas several of these transitions are one ``UPDATE`` over many rows (retention,
 supersession) and every one must hand its audit event to the caller's chain append.
 
-Callers hold the subject's row lock (``services.facts.lock_subject``) and the rows' locks.
+Callers hold the subject's row lock (``models.locks.lock_subject``) and the rows' locks.
 """
 from __future__ import annotations
 

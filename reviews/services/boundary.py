@@ -53,7 +53,7 @@ service that runs no transaction of its own, :func:`screened`) instead of a bare
    every attempt runs on the same screened values; callbacks registered with
    ``on_commit`` in a failed attempt are dropped with its rollback.
 
-Lock order, for the writers this decorator wraps: see :func:`reviews.services.locks.lock_subject`.
+Lock order, for the writers this decorator wraps: see :func:`reviews.models.locks.lock_subject`.
 """
 from __future__ import annotations
 

@@ -64,7 +64,7 @@ from .facts import (
     slot_changed,
     suppress_value,
 )
-from .locks import lock_subject, lock_subjects
+from ..models.locks import lock_subject, lock_subjects
 from .boundary import masked_kinds, service
 from .waiting import stale_details, stale_message
 from ..screening import FactText, Identifier, Screen, Text
@@ -694,7 +694,7 @@ def candidates_bulk_decide(
         pk for pk, _subject_id, flags in rows
         if set(flags or ()) & set(CandidateFlag.POISONING) and pk not in confirmed_flagged
     } if decision == BulkDecision.APPROVE else set()
-    # Every subject first (facts.lock_subject): item by item, the second would be locked
+    # Every subject first (models.locks.lock_subject): item by item, the second would be locked
     # after the chain head the first item's events took.
     lock_subjects(subject_of.values())
     outcome = BulkOutcome()

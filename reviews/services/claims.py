@@ -61,7 +61,7 @@ def candidates_claim(
         queue_filtered(tenant=tenant, filters=QueueFilters(**{**filters.__dict__, "claims": QueueClaims.ALL}), now=now)
         .filter(free, status=CandidateStatus.PENDING_REVIEW)
         .order_by(*QUEUE_ORDER[filters.sort])
-        # Outside the subject-first lock order (facts.lock_subject), safely: a claim never
+        # Outside the subject-first lock order (models.locks.lock_subject), safely: a claim never
         # waits for a candidate row (skip_locked) and, writing only the claim columns, takes
         # the weaker NO KEY lock that commit-time foreign-key checks do not wait for.
         .select_for_update(skip_locked=True, no_key=True, of=("self",))

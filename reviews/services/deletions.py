@@ -28,7 +28,7 @@ from ..publication import schedule_projection
 from ..policy.transitions import fact_retired_event
 from .erasure import ErasureReceipt, fact_erase
 from .facts import _get_fact_for_update
-from .locks import lock_subject
+from ..models.locks import lock_subject
 from .boundary import service
 from ..screening import Identifier
 

@@ -32,7 +32,7 @@ from ..policy.normalize import normalize_text, slugify_entity_id, value_digests
 from ..extraction.resolve import canonical_entity_id
 from ..publication import schedule_projection
 from .boundary import service
-from .locks import lock_subject
+from ..models.locks import lock_subject
 
 USER_ENTITY_TYPE = "user"
 

@@ -67,7 +67,7 @@ from .dry_run import dry_run_examples_forget
 from ..domain import SELF_ALIASES
 from .entities import USER_ENTITY_TYPE
 from .facts import _get_fact_for_update, slot_changed, suppress_value
-from .locks import lock_subject
+from ..models.locks import lock_subject
 from ..recall.records import recall_records_flush
 from ..selectors.erasure import deletion_scope
 from .boundary import service

@@ -38,7 +38,7 @@ from ..publication import schedule_projection
 from ..policy.schema import TenantSchema
 from ..policy.transitions import fact_payload
 from .entities import EntityResolver
-from .locks import lock_subject
+from ..models.locks import lock_subject
 from .boundary import service
 from .waiting import Slot, waiting_rejudge
 from ..screening import Correction, Screen, Text

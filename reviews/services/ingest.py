@@ -54,7 +54,7 @@ from ..policy.schema import TenantSchema
 from .candidates import SubmitResult, candidates_submit
 from .entities import USER_ENTITY_TYPE, alias_add
 from .boundary import masked_kinds, service
-from .locks import lock_subject, lock_subjects
+from ..models.locks import lock_subject, lock_subjects
 from ..screening import Identifier, Text
 
 logger = logging.getLogger(__name__)
@@ -128,7 +128,7 @@ def messages_ingest(*, tenant: Tenant, messages: list[MessageInput], actor: Acto
 
     1. Validate the whole batch first: a bad item stores nothing.
     2. Lock the batch's subjects (created if new) before anything else: the lock order of
-       every writer (facts.lock_subject), and what makes two batches carrying the same
+       every writer (models.locks.lock_subject), and what makes two batches carrying the same
        message id take turns.
     3. A message id already stored for the tenant, or repeated in the batch, is a
        duplicate; a paused subject's messages are not kept.
@@ -485,7 +485,7 @@ def _commit_extraction(
     extractor: Extractor,
     actor: Actor,
 ) -> ExtractOutcome:
-    # The subject before its message row (facts.lock_subject): an erasure takes them in that order.
+    # The subject before its message row (models.locks.lock_subject): an erasure takes them in that order.
     subject = lock_subject(message.subject_id)
     now = timezone.now()
     claimed = Message.objects.filter(pk=message.pk, extraction_status=ExtractionStatus.PENDING).update(
@@ -548,7 +548,7 @@ def _learn_user_names(subject: Subject, candidates: list[CandidateInput], result
 @service
 def _record_failure(message: Message, *, error: Text, retryable: bool, actor: Actor) -> ExtractOutcome:
     """Count a failed attempt; schedule the next one or, at the ceiling, fail for good."""
-    lock_subject(message.subject_id)  # the subject before its message row (facts.lock_subject)
+    lock_subject(message.subject_id)  # the subject before its message row (models.locks.lock_subject)
     row = Message.objects.select_for_update().select_related("subject").filter(pk=message.pk).first()
     if row is None or row.extraction_status != ExtractionStatus.PENDING:
         return ExtractOutcome("not_pending")

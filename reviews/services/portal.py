@@ -53,7 +53,7 @@ from ..domain import CandidateInput
 from .candidates import candidate_approve, candidate_payload, candidates_submit
 from .entities import subject_get_or_create
 from .facts import clean_value, relation_target
-from .locks import lock_subject
+from ..models.locks import lock_subject
 from .boundary import service
 from ..screening import Correction, Identifier, Text, Verbatim
 
@@ -105,7 +105,7 @@ def portal_link_create(
     The subject row is created if the host application has not sent anything yet: a
     person may look (and pause collection) before anything is remembered.
     """
-    # The subject first, as every writer locks (facts.lock_subject): the link refers to it.
+    # The subject first, as every writer locks (models.locks.lock_subject): the link refers to it.
     subject = lock_subject(subject_get_or_create(tenant=tenant, user_id=user_id).pk)
     now = timezone.now()
     expires_at = now + timedelta(seconds=settings.MEMORY_PORTAL_LINK_MAX_AGE)

@@ -42,7 +42,7 @@ from ..models import (
 )
 from ..publication import schedule_projection
 from .erasure import ErasureReceipt, forget_facts, purge_object_values, receipt_event
-from .locks import lock_subject, lock_subjects
+from ..models.locks import lock_subject, lock_subjects
 from .boundary import service
 from ..screening import Screen, Verbatim
 

@@ -16,7 +16,7 @@ so that no decision replaces a value nobody compared it with:
 
 Every item judged again gets a new version, so a decision sent with the old one is a 409
 (:func:`stale_details` names the value it now faces), and an audit event by the policy.
-The caller holds the subject's row lock (``services.locks.lock_subject``).
+The caller holds the subject's row lock (``models.locks.lock_subject``).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The subject's row lock, the first lock every write service takes, and the lock order."""
 from __future__ import annotations
 
-from ..models import Subject
+from .tenancy import Subject
 
 
 def lock_subject(subject_id: int) -> Subject:
