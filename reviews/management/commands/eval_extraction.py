@@ -11,6 +11,7 @@ from django.utils.translation import gettext as _
 
 from reviews.extraction import get_extractor_named
 from reviews.extraction.evaluation import DatasetError, evaluate_extractor, load_dataset
+from reviews.management.progress import ProgressBar
 
 BAR_WIDTH = 30
 
@@ -39,7 +40,7 @@ class Command(BaseCommand):
             chosen = get_extractor_named(extractor, prompt_version=prompt_version)
         except KeyError as exc:
             raise CommandError(str(exc.args[0])) from None
-        progress = _Progress(self.stderr, len(items))
+        progress = ProgressBar(self.stderr, len(items))
         report = evaluate_extractor(chosen, items, on_item=progress.update)
         progress.finish()
         figures = report.as_dict()
@@ -83,29 +84,3 @@ class Command(BaseCommand):
 
 def _json_line(figures: dict) -> str:
     return json.dumps(figures, ensure_ascii=False, sort_keys=True)
-
-
-class _Progress:
-    """A one-line bar redrawn in place on a terminal, printed in tenths otherwise."""
-
-    def __init__(self, stream, total: int):
-        self.stream, self.total = stream, max(total, 1)
-        self.tty = stream.isatty()  # Django's OutputWrapper asks the stream it wraps
-        self.last_tenth = -1
-
-    def update(self, done: int) -> None:
-        tenth = done * 10 // self.total
-        if not self.tty and tenth == self.last_tenth:
-            return
-        self.last_tenth = tenth
-        filled = done * BAR_WIDTH // self.total
-        line = f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{self.total}"
-        if self.tty:
-            self.stream.write("\r" + line, ending="")
-            self.stream.flush()
-        else:
-            self.stream.write(line)
-
-    def finish(self) -> None:
-        if self.tty:
-            self.stream.write("")
