@@ -7,58 +7,21 @@ client still uploading then gets a reset instead of the answer unless the body w
 itself, so it cannot show the difference.)
 """
 import json
-import os
 import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
-from django.db import connection
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.gunicorn import serving
+
 LIMIT = 64 * 1024
 pytestmark = pytest.mark.slow
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def gunicorn_address(django_db_setup):
     """gunicorn with one sync worker, on the test database (it only looks keys up)."""
-    db = connection.settings_dict
-    port = _free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-        "DJANGO_TEST_DB_NAME": "",
-        "MEMORY_MAX_BODY_BYTES": str(LIMIT),
-        "GUNICORN_BIND": f"127.0.0.1:{port}",
-        "GUNICORN_WORKERS": "1",
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "memory_portal.wsgi"], cwd=ROOT, env=env,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"gunicorn did not start: {process.stderr.read().decode()}")
-                time.sleep(0.2)
+    with serving(workers=1, MEMORY_MAX_BODY_BYTES=str(LIMIT)) as port:
         yield ("127.0.0.1", port)
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def upload(address, path: str, size: int, declared: int | None = None) -> bytes:

@@ -1,7 +1,6 @@
 """``manage.py mcp_server`` driven by the official MCP SDK's own client over real HTTP
 (SPEC §7a): the three tools, bearer keys, scopes, tenant isolation, records and audit."""
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -18,16 +17,11 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from reviews.audit import verify_tenant
 from reviews.models import AuditAction, AuditEvent, Candidate, Fact, FactStatus, RecallRecord, Scope
 from tests.compat.conftest import USER, run_async
+from tests.gunicorn import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +30,7 @@ def mcp_url(django_db_setup, django_db_blocker):
     server for the module: each test's rows are committed, then flushed, under it)."""
     settings = connection.settings_dict
     database_url = f"postgres://{settings['USER']}@{settings['HOST']}:{settings['PORT']}/{settings['NAME']}"
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_TEST_DB_NAME": ""}
     process = subprocess.Popen(
         [sys.executable, "manage.py", "mcp_server", "--host", "127.0.0.1", "--port", str(port)],

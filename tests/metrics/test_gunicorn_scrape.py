@@ -1,67 +1,27 @@
 """/metrics under a real gunicorn with two workers (prometheus-client's multiprocess mode):
 whichever worker answers the scrape, it reports the counts of both, summed."""
-import os
-import socket
-import subprocess
-import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import httpx
 import pytest
-from django.db import connection
 from prometheus_client.parser import text_string_to_metric_families
 
 from reviews.models import Scope
 from reviews.services.tenants import api_key_create, tenant_create
+from tests.gunicorn import serving
 
-ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "scrape-me-0123456789"
 RECALLS = 60
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture
 def gunicorn_two_workers(tmp_path):
-    db = connection.settings_dict
-    port = _free_port()
     metrics_dir = tmp_path / "prometheus"
     metrics_dir.mkdir()
     (metrics_dir / "counter_99999.db").write_bytes(b"left by an earlier run")  # emptied at start
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-        "DJANGO_TEST_DB_NAME": "",
-        "GUNICORN_BIND": f"127.0.0.1:{port}",
-        "GUNICORN_WORKERS": "2",
-        "MEMORY_METRICS_TOKEN": TOKEN,
-        "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir),
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "memory_portal.wsgi"], cwd=ROOT, env=env,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"gunicorn did not start: {process.stderr.read().decode()}")
-                time.sleep(0.2)
+    with serving(workers=2, MEMORY_METRICS_TOKEN=TOKEN, PROMETHEUS_MULTIPROC_DIR=str(metrics_dir)) as port:
         yield f"http://127.0.0.1:{port}", metrics_dir
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def recall_count(base: str) -> float:
