@@ -34,6 +34,7 @@ from django.conf import settings
 from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, resolve, Resolver404
+from django.utils import timezone
 
 from reviews.actors import SYSTEM, Actor
 from reviews.api.errors import is_api_path
@@ -45,6 +46,9 @@ from reviews.services.candidates import candidate_approve, candidate_defer
 from reviews.services.deletions import fact_deletion_schedule
 from reviews.services.dry_run import extraction_dry_run
 from reviews.services.portal import portal_link_create
+from reviews.services.saved_views import saved_view_save
+from reviews.models.webhooks import DeliveryStatus, WebhookDelivery, WebhookEvent
+from reviews.webhooks.endpoints import webhook_create
 from tests.conftest import candidate
 from tests.dump import tables_holding
 from tests.fuzz.pages import (
@@ -87,6 +91,7 @@ EXCLUDED = {
     "readyz": "the load balancer's probe: reads no input, and answers 503 by design when the broker is down",
     "schema": "the OpenAPI document of the API",
     "api-docs": "the API's Swagger UI page: static, reads no input",
+    "metrics": "the operators' Prometheus scrape: a bearer token, no input, no page to reach it from (tests/metrics)",
 }
 # Pages that write on a refusal, and why that is right.
 WRITES_WHEN_REFUSED = {
@@ -113,6 +118,10 @@ OBJECT_OF = {
     "reviews:audit-export-again": "failed_export",
     "reviews:tenant-field-edit": "schema_field",
     "reviews:tenant-key-revoke": "key",
+    "reviews:tenant-key-rotate": "key",
+    "reviews:saved-view-delete": "saved_view",
+    "reviews:tenant-webhook-delete": "webhook",
+    "reviews:tenant-webhook-resend": "webhook_delivery",
     "reviews:tenant-staff-role": "staff",
     "reviews:tenant-staff-remove": "staff",
     "reviews:recall": "recall",
@@ -236,6 +245,13 @@ def _objects(tenant, staff_member, memory_of, queue_items, *, auditor, admin, ma
     recall = recaller.get("/api/v1/recall", {"user_id": memory_of.user_id, "q": "database"}).json()
     link, _ = portal_link_create(tenant=tenant, user_id=memory_of.user_id, actor=SYSTEM)
     first, conflict = queue_items
+    view = saved_view_save(tenant=tenant, owner=admin, name="located", queue_query="field=location",
+                           actor=Actor.reviewer(admin))
+    endpoint, _ = webhook_create(tenant=tenant, url="http://127.0.0.1:9/hook", events=["fact.published"],
+                                 actor=Actor.reviewer(admin))
+    event = WebhookEvent.objects.create(tenant=tenant, webhook_id=f"msg_fuzz_{tenant.pk}", event_type="fact.published",
+                                        user_id=memory_of.user_id, body={}, created_at=timezone.now())
+    delivery = WebhookDelivery.objects.create(event=event, endpoint=endpoint, status=DeliveryStatus.FAILED, attempts=5)
     return {
         "candidate": {"pk": first.pk},
         "conflict": {"pk": conflict.pk},
@@ -253,6 +269,9 @@ def _objects(tenant, staff_member, memory_of, queue_items, *, auditor, admin, ma
         "deletion": {"deletion_id": deletion.pk},
         "portal_question": {"candidate_id": memory_of.sensitive.pk},
         "portal_conflict": {"candidate_id": deferred.pk},
+        "saved_view": {"pk": view.pk},
+        "webhook": {"endpoint_id": endpoint.pk},
+        "webhook_delivery": {"delivery_id": delivery.pk},
     }
 
 
@@ -261,6 +280,7 @@ def world(tenant, other_tenant, reviewer, second_reviewer, auditor, tenant_admin
           enter, make_client, settings, tmp_path, django_capture_on_commit_callbacks):
     settings.MEDIA_ROOT = tmp_path
     settings.MEMORY_UNDO_SECONDS = 3600  # the scheduled deletion stays undoable for the whole run
+    settings.MEMORY_WEBHOOK_ALLOW_PRIVATE = True  # the world's endpoints point at this machine (never sent to)
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     # A second project of alice's, so her entity page offers a merge.
     propose(tenant, "alice", candidate(entity_type="project", entity_id="website", field="database", value="SQLite",
