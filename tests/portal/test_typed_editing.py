@@ -29,7 +29,7 @@ class TestRelations:
         assert '<option value="project:flask-migration" selected>Project: flask-migration</option>' in page
         assert '<option value="project">Project</option>' in page  # a new entry's kind
         home = alice_client.get("/me/").content.decode()
-        assert '<p class="value">Project: flask-migration</p>' in home  # the value as words, not its reference
+        assert '<p class="value"><span class="text revealed">Project: flask-migration</span>' in home  # the value as words, not its reference
 
     def test_free_text_is_refused_and_nothing_changes(self, tenant, works_on, alice_client):
         response = alice_client.post(f"/me/facts/{works_on.pk}/correct/",
@@ -45,7 +45,7 @@ class TestRelations:
         fact = Fact.objects.get(pk=works_on.pk)
         assert (fact.value, fact.version, fact.source) == ("project:atlas", 2, "self_service")
         page = alice_client.get(f"/me/facts/{works_on.pk}/").content.decode()
-        assert '<p class="value">Project: Atlas</p>' in page and "Project: flask-migration" in page  # its history
+        assert '<p class="value"><span class="text revealed">Project: Atlas</span>' in page and "Project: flask-migration" in page  # its history
         assert Entity.objects.get(subject__user_id="alice", entity_type="project", entity_id="atlas").display_name == "Atlas"
         [event] = edited_events(tenant)
         assert event.actor == "subject:alice" and event.payload.after["entity_created"] == "project:atlas"
