@@ -11,14 +11,12 @@ from dataclasses import dataclass
 import pytest
 from langchain.agents import create_agent
 from langchain.tools import ToolRuntime, tool
-from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.store.sqlite import SqliteStore
 
 from reviews import publication
 from reviews.embeddings.store import projected_text, sqlite_connect, store_index
 from reviews.services.tenants import tenant_create
+from tests.agents import OneToolCallModel
 from tests.conftest import candidate
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -36,27 +34,6 @@ def search_memories(query: str, runtime: ToolRuntime[Context]) -> str:
     found = runtime.store.search(("tenants", runtime.context.tenant_id, "users", runtime.context.user_id),
                                  query=query, limit=1)
     return f"{found[0].namespace[-1]}:{found[0].key}" if found else "nothing"
-
-
-class SearchingFakeModel(BaseChatModel):
-    """Searches with the user's question, then answers with what the tool returned."""
-
-    @property
-    def _llm_type(self) -> str:
-        return "searching-fake"
-
-    def bind_tools(self, tools, **kwargs):
-        return self
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-        last = messages[-1]
-        if isinstance(last, ToolMessage):
-            reply = AIMessage(content=str(last.content))
-        else:
-            question = next(m.content for m in messages if isinstance(m, HumanMessage))
-            reply = AIMessage(content="", tool_calls=[{"name": "search_memories", "args": {"query": question},
-                                                        "id": "call-1"}])
-        return ChatResult(generations=[ChatGeneration(message=reply)])
 
 
 @pytest.fixture
@@ -82,7 +59,7 @@ def test_an_agent_finds_a_chinese_fact_with_an_english_question(sqlite_store_pat
 
     agent_store = SqliteStore(sqlite_connect(str(sqlite_store_path)), index=store_index())
     agent_store.setup()  # loads sqlite-vec into this connection
-    agent = create_agent(model=SearchingFakeModel(), tools=[search_memories], store=agent_store, context_schema=Context)
+    agent = create_agent(model=OneToolCallModel(tool_name="search_memories", question_as="query"), tools=[search_memories], store=agent_store, context_schema=Context)
     context = Context(tenant_id="agents", user_id="user-42")
 
     def ask(question):

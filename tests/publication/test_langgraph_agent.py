@@ -12,9 +12,6 @@ import pytest
 from django.db import connection
 from langchain.agents import create_agent
 from langchain.tools import ToolRuntime, tool
-from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 
 from reviews import publication
 from reviews.actors import Actor
@@ -23,6 +20,7 @@ from reviews.services.candidates import candidate_approve
 from reviews.services.erasure import fact_delete
 from reviews.services.facts import fact_edit
 from reviews.services.tenants import tenant_create
+from tests.agents import OneToolCallModel
 from tests.conftest import candidate
 
 from .conftest import wipe
@@ -43,25 +41,6 @@ def get_user_info(runtime: ToolRuntime[Context]) -> str:
     store = runtime.store
     user_info = store.get(("tenants", runtime.context.tenant_id, "users"), runtime.context.user_id)
     return str(user_info.value) if user_info else "Unknown user"
-
-
-class ToolCallingFakeModel(BaseChatModel):
-    """Calls the tool first, then answers with what the tool returned."""
-
-    @property
-    def _llm_type(self) -> str:
-        return "tool-calling-fake"
-
-    def bind_tools(self, tools, **kwargs):
-        return self
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-        last = messages[-1]
-        if isinstance(last, ToolMessage):
-            reply = AIMessage(content=str(last.content))
-        else:
-            reply = AIMessage(content="", tool_calls=[{"name": "get_user_info", "args": {}, "id": "call-1"}])
-        return ChatResult(generations=[ChatGeneration(message=reply)])
 
 
 @pytest.fixture
@@ -97,7 +76,7 @@ def eventually(agent, context, predicate, seconds=5.0) -> str:
 def test_the_agent_sees_approved_edited_and_deleted_facts(official_store, submit):
     tenant = tenant_create(slug="agents")
     agent = create_agent(
-        model=ToolCallingFakeModel(), tools=[get_user_info], store=official_store, context_schema=Context
+        model=OneToolCallModel(tool_name="get_user_info"), tools=[get_user_info], store=official_store, context_schema=Context
     )
     context = Context(tenant_id="agents", user_id="user-42")
     pending = submit(tenant, "user-42", candidate(field="name", value="Alice", confidence=0.85))[0]
