@@ -72,7 +72,7 @@ def main() -> None:
         embedder.embed_documents([question])  # uncached, as a question seen for the first time
         timings.append((time.perf_counter() - started) * 1000)
 
-    print(f"embedder {embedder.key}; {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}")
+    print(f"embedder {embedder.key}; {os.cpu_count()} CPUs")
     print(f"model memory per process: +{loaded - before:.0f} MB RSS after loading "
           f"(+{peak - before:.0f} MB after {len(corpus):,} facts), loaded in {load_s:.1f} s")
     print(f"background embedding, one worker process: {len(corpus) / elapsed:,.0f} facts/s "

@@ -460,7 +460,6 @@ def run(args, versions: list[Version], overrides: dict, scratch: Path) -> None:
 
     connection.close()
 
-    load_before = f"{os.getloadavg()[0]:.1f}"
     # (name, version, server kind, wrk mode, highest id), in the order of a round.
     modes = []
     drains = []  # (version, stream key, process, log path)
@@ -512,8 +511,7 @@ def run(args, versions: list[Version], overrides: dict, scratch: Path) -> None:
 
     print()
     print(f"{fact_count:,} facts over {subjects:,} subjects; wrk {args.connections} connections; "
-          f"{args.rounds} rounds of {args.seconds} s slices; loopback; {os.cpu_count()} CPUs; "
-          f"load average before {load_before}, after {os.getloadavg()[0]:.1f}")
+          f"{args.rounds} rounds of {args.seconds} s slices; loopback; {os.cpu_count()} CPUs")
     for version in versions:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=version.tree, capture_output=True,
                                 text=True).stdout.strip()

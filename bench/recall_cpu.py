@@ -168,8 +168,7 @@ def main() -> None:
 
     print()
     print(f"{seeded.facts:,} facts over {subjects:,} subjects; {args.requests:,} requests "
-          f"per mode and round, {args.rounds} rounds; one process through WSGIHandler; load average "
-          f"{os.getloadavg()[0]:.1f}")
+          f"per mode and round, {args.rounds} rounds; one process through WSGIHandler")
     print(f"{'µs of CPU per request':30} {'web':>7} {'db':>7} {'redis':>7} {'total':>7} {'wall':>7}   (medians of rounds)")
     medians = {}
     for mode in modes:

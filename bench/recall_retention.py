@@ -106,7 +106,6 @@ def main() -> None:
     partitions_before = len(partitions())
     connection.close()
 
-    load_before = f"{os.getloadavg()[0]:.1f}"
     server = start_server(database_url, args.workers, args.port)
     common = {"mode": "recall", "port": args.port, "top": subjects, "key": key, "connections": args.connections}
     sweep = {}
@@ -135,8 +134,7 @@ def main() -> None:
         records_after = cursor.fetchone()[0]
     print()
     print(f"{records_before:,} recall records in {partitions_before} partitions; gunicorn {args.workers} sync workers; "
-          f"wrk {args.connections} connections; {os.cpu_count()} CPUs; load average before {load_before}, "
-          f"after {os.getloadavg()[0]:.1f}")
+          f"wrk {args.connections} connections; {os.cpu_count()} CPUs")
     print(f"sweep: {len(sweep['dropped'])} partitions dropped in {sweep['seconds']:.2f} s; "
           f"{records_before - records_after:,} records gone (plus the load's own), {records_after:,} left")
     print(f"{'':14} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")

@@ -97,8 +97,7 @@ def main() -> None:
     try:
         for mode in ("floor", "recall"):  # warm up: connections, prepared statements, caches
             run_wrk(mode=mode, port=ports[mode], top=tops[mode], seconds=3, **common)
-        print(f"{seeded.facts:,} facts; wrk {args.connections} connections, {args.seconds} s slices; "
-              f"load average {os.getloadavg()[0]:.1f}")
+        print(f"{seeded.facts:,} facts; wrk {args.connections} connections, {args.seconds} s slices")
         print(f"{'':9} {'wrk p50':>8} {'p99':>6}   {'service p50':>11} {'p99':>6} {'p99.9':>6} {'max':>6} "
               f"{'>' + str(SLOW_MS) + ' ms':>7}  (ms)")
         for round_number in range(1, args.rounds + 1):

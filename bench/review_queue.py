@@ -397,7 +397,7 @@ def main():
 
         prepare_for_serving()
 
-    print(f"\nload average before timing: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+    print(f"\ntiming on {os.cpu_count()} cores")
     print(
         f"times in ms: wall median, wall p99, CPU median; {args.iterations} iterations each"
         f"{'; collector set up as for serving (frozen, young generation ' + str(gc.get_threshold()[0]) + ')' if args.gc_freeze else ''}\n"
@@ -466,7 +466,6 @@ def main():
             f"headline counts (asked for by the page once shown): worst median {max(t.median for t in worst_counts):.1f} ms, "
             f"worst p99 {max(t.p99 for t in worst_counts):.1f} ms"
         )
-    print(f"load average after timing: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

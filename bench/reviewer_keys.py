@@ -269,7 +269,6 @@ def run(args) -> int:
             if not driver.focused_item():
                 problems.append("the queue opened without an item focused")
                 page.keyboard.press("j")
-            load_avg = os.getloadavg()
             started = time.perf_counter()
             for index, kind in enumerate(plan(args.decisions)):
                 if args.think_ms:
@@ -373,7 +372,7 @@ def run(args) -> int:
             browser.close()
     finally:
         stop(server)
-    return report(tenant, ids, decided, expected, problems, (elapsed, answered), load_avg, args)
+    return report(tenant, ids, decided, expected, problems, (elapsed, answered), args)
 
 
 REQUEST_PATHS = {"undo": r"/undo$", "claim": r"/review/claim$"}
@@ -398,14 +397,14 @@ def match_requests(decided: list[Decision], requests: list[dict]) -> None:
             break
 
 
-def report(tenant, ids, decided, expected, problems, times, load_avg, args) -> int:
+def report(tenant, ids, decided, expected, problems, times, args) -> int:
     from reviews.models import AuditEvent, Candidate, CandidateStatus
 
     by_kind = defaultdict(list)
     for decision in decided:
         by_kind[decision.kind].append(decision)
     elapsed, answered = times
-    print(f"\n{args.decisions} decisions by keyboard in {elapsed:.1f} s (the last answered at {answered:.1f} s); load average {' '.join(f'{x:.2f}' for x in load_avg)}"
+    print(f"\n{args.decisions} decisions by keyboard in {elapsed:.1f} s (the last answered at {answered:.1f} s)"
           f" on {os.cpu_count()} cores; gunicorn x{args.workers}, headless Chromium"
           + (f"; {args.think_ms} ms before each decision" if args.think_ms else ""))
     print("browser: the decisive key → the next item focused and the decided one shown pending or done (the later);"

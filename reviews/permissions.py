@@ -58,7 +58,7 @@ def can_administer(user) -> bool:
 
 
 # --- Subjects (the self-service portal) ---------------------------------------------------
-# A redeemed portal link stores the subject's binding under this session key. It is not a
+# A redeemed portal link stores the subject's binding in the session under this key. It is not a
 # Django login: request.user stays anonymous, so no staff page or API accepts it.
 PORTAL_SESSION_KEY = "portal_subject"
 
