@@ -156,11 +156,11 @@ class ReviewDecision(models.TextChoices):
     row (DecisionUndo.action) records the transition it made: approve, reject or defer (an
     edit and a settlement are approvals or rejections there)."""
 
-    APPROVE = "approve"
-    EDIT = "edit"
-    REJECT = "reject"
-    DEFER = "defer"
-    SETTLE = "settle"
+    APPROVE = "approve", _("Approve")
+    EDIT = "edit", _("Edit")
+    REJECT = "reject", _("Reject")
+    DEFER = "defer", _("Ask the user")
+    SETTLE = "settle", _("Settle")
 
 
 class Notice(models.TextChoices):

@@ -20,6 +20,7 @@ ALLOWED = {
     "English",  # the language switcher names each language in itself
     "Enter", "Ctrl", "Esc", "Tab",  # the keys' own names
     "API", "MCP", "JSON", "JSONL", "Lines", "CSV", "SHA", "LangGraph", "mem0", "HMAC", "URL", "ID", "LLM", "UTC",
+    "Webhook", "Webhooks", "Standard",  # the term Chinese consoles keep (and the specification's name)
     "rules",  # the offline extractor's name
     # Names the fixtures give: the personas, the subject, the tenant ("Tenant One") and the
     # API key ("test"); a name is shown as it was given.
@@ -109,6 +110,9 @@ def pages(review_queue, reviewer, auditor, tenant_admin):
         (tenant_admin, reverse("reviews:tenant-extractor"), {}),
         (tenant_admin, reverse("reviews:tenant-keys"), {}),
         (tenant_admin, reverse("reviews:tenant-staff"), {}),
+        (tenant_admin, reverse("reviews:tenant-webhooks"), {}),
+        (reviewer, reverse("reviews:my-decisions"), {}),
+        (reviewer, reverse("reviews:saved-views"), {}),
     ]
 
 
