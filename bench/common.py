@@ -6,6 +6,7 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.request
 from pathlib import Path
 
 # The benchmarks run as production does (DJANGO_DEBUG=0) but speak plain HTTP to their own
@@ -74,3 +75,18 @@ def stop(process: subprocess.Popen) -> None:
             process.wait(20)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
+
+
+def serving_when_healthy(server: subprocess.Popen, port: int, *, where: str = "") -> subprocess.Popen:
+    """``server`` once its /healthz answers 200 (within a minute); stopped, and the bench
+    ended, otherwise."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as response:
+                if response.status == 200:
+                    return server
+        except OSError:
+            time.sleep(0.2)
+    os.killpg(server.pid, signal.SIGTERM)
+    raise SystemExit(f"gunicorn did not start{' in ' + where if where else ''}")

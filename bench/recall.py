@@ -57,7 +57,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import ensure_database, free_port  # noqa: E402 - after the path is set
+from bench.common import ensure_database, free_port, serving_when_healthy  # noqa: E402 - after the path is set
 
 SERVER = "postgres://postgres@127.0.0.1:5432"
 
@@ -301,16 +301,7 @@ def start_server(database_url: str, tree: Path, port: int, overrides: dict, *,
         if value is not None:
             command += [flags[name], str(value)]
     server = subprocess.Popen(command, cwd=tree, env=env, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as response:
-                if response.status == 200:
-                    return server
-        except OSError:
-            time.sleep(0.2)
-    os.killpg(server.pid, signal.SIGTERM)
-    raise SystemExit(f"gunicorn did not start in {tree}")
+    return serving_when_healthy(server, port, where=str(tree))
 
 
 @dataclass

@@ -23,14 +23,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import free_port  # noqa: E402 - after the path is set
+from bench.common import free_port, serving_when_healthy  # noqa: E402 - after the path is set
 from bench.recall import add_seed_arguments, prepare, run_wrk, server_env  # noqa: E402
 
 TARGET = 0.95
@@ -43,16 +42,7 @@ def start(database_url: str, port: int, workers: int, extra: dict) -> subprocess
     command = [sys.executable, "-m", "gunicorn", "memory_portal.wsgi:application", "--bind", f"127.0.0.1:{port}",
                "--log-level", "warning", "--backlog", "256", "--workers", str(workers)]
     server = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as response:
-                if response.status == 200:
-                    return server
-        except OSError:
-            time.sleep(0.2)
-    os.killpg(server.pid, signal.SIGTERM)
-    raise SystemExit("gunicorn did not start")
+    return serving_when_healthy(server, port)
 
 
 def recalls_counted(port: int) -> float:
