@@ -5,17 +5,12 @@ import re
 from pathlib import Path
 
 import pytest
-from django.core.management import get_commands, load_command_class
+from django.core.management import BaseCommand, get_commands, load_command_class
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
 OPERATIONS = (ROOT / "docs" / "operations.md").read_text()
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-# Options every Django command has; the table does not repeat them.
-DJANGO_OPTIONS = {
-    "--help", "--version", "--verbosity", "--settings", "--pythonpath", "--traceback",
-    "--no-color", "--force-color", "--skip-checks",
-}
 
 
 def _commands_table() -> dict[str, str]:
@@ -28,20 +23,39 @@ def _commands_table() -> dict[str, str]:
     return rows
 
 
+def _arguments(parser) -> tuple[list[tuple[str, ...]], str]:
+    """A command's options, each as its spellings, and its usage line, read from argparse's
+    public help text ("  -o FILE, --output FILE   what it does")."""
+    options = []
+    for line in parser.format_help().splitlines():
+        match = re.match(r"  (-[^ ].*?)(?:  |$)", line)
+        if match:
+            options.append(tuple(re.findall(r"(?<![\w-])(--?[\w-]+)", match.group(1))))
+    return options, parser.format_usage()
+
+
+def _positionals(text: str) -> list[str]:
+    """What is left of a usage line once the options and their metavars are taken out."""
+    without_options = re.sub(r"(?<![\w-])--?[\w-]+(?: (?:[A-Z][\w.|\\]*|\{[^}]*\}))?", " ", text)
+    return re.findall(r"(?<![\w.])[A-Za-z][\w.]*", without_options)
+
+
 def test_every_command_and_its_options_are_in_the_commands_table():
     table = _commands_table()
     ours = sorted(name for name, app in get_commands().items() if app == "reviews")
     assert sorted(table) == ours
+    # Options every Django command has; the table does not repeat them.
+    django_options, _ = _arguments(BaseCommand().create_parser("manage.py", "bare"))
     for name in ours:
-        parser = load_command_class("reviews", name).create_parser("manage.py", name)
-        for action in parser._actions:
-            if action.option_strings:
-                long_options = [option for option in action.option_strings if option.startswith("--")]
-                if set(long_options) & DJANGO_OPTIONS:
-                    continue
-                assert any(option in table[name] for option in action.option_strings), (name, long_options)
-            else:  # a positional argument: named in capitals (SLUG, USER_ID, DATASET.jsonl)
-                assert re.search(r"\b[A-Z][A-Z_]+\b", table[name]), (name, action.dest)
+        options, usage = _arguments(load_command_class("reviews", name).create_parser("manage.py", name))
+        for spellings in options:
+            if spellings not in django_options:
+                shown = [option for option in spellings if re.search(rf"(?<![\w-]){option}(?![\w-])", table[name])]
+                assert shown, (name, spellings)
+        # Positional arguments: as many at the start of the table's row, in capitals (SLUG,
+        # USER_ID, DATASET.jsonl), as the usage line has (by their lowercase dest).
+        in_table = re.match(r"((?: [A-Z][A-Z_]*(?:\.\w+)?)*)", table[name]).group(1).split()
+        assert len(in_table) == len(_positionals(usage.split(name, 1)[1])), (name, in_table)
 
 
 def _anchors(page: Path) -> set[str]:
