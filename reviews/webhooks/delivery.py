@@ -7,9 +7,11 @@ mid-way leaves the delivery due again after the lease. A delivery waits while an
 event for the same subject is still pending at the same endpoint: a host app hears
 ``fact.published`` before the ``fact.deleted`` of the same fact.
 
-Each try connects to the address the guard just approved (no second DNS lookup), with
-``MEMORY_WEBHOOK_TIMEOUT_SECONDS`` for the connection and for each read; redirects are
-not followed. A 2xx answer delivers it; anything else is retried after
+Each try connects to the address the guard just approved (no second DNS lookup), and
+takes at most ``MEMORY_WEBHOOK_TIMEOUT_SECONDS`` as a whole: the socket's own timeout
+counts per operation, so a receiver that trickles its answer a byte at a time would hold
+the worker for as long as it liked; a timer closes the connection at the deadline instead.
+Redirects are not followed. A 2xx answer delivers it; anything else is retried after
 ``MEMORY_WEBHOOK_RETRY_SECONDS`` (one wait per retry), then the delivery is failed. An
 endpoint that has failed for :data:`DISABLE_AFTER` without a success in between is
 disabled (audited); the console shows it and "send again" enables it. Settled events
@@ -22,6 +24,7 @@ import json
 import logging
 import socket
 import ssl
+import threading
 import time
 from datetime import timedelta
 
@@ -64,10 +67,22 @@ class PinnedConnection(http.client.HTTPConnection):
         super().__init__(target.host, target.port, timeout=timeout)
         self.target = target
         self.tls = ssl.create_default_context() if target.scheme == "https" else None
+        self.out_of_time = False
 
     def connect(self):
         sock = socket.create_connection((self.target.address, self.target.port), self.timeout)
         self.sock = self.tls.wrap_socket(sock, server_hostname=self.target.host) if self.tls else sock
+        if self.out_of_time:  # the deadline passed while connecting: nothing was there to end
+            raise TimeoutError
+
+    def give_up(self):
+        """The attempt's deadline passed: end whatever read or write is waiting."""
+        self.out_of_time = True
+        if self.sock is not None:
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:  # already closed by the other side
+                pass
 
 
 def deliver_due(*, limit: int = 500) -> int:
@@ -128,6 +143,9 @@ def _attempt(delivery: WebhookDelivery):
             secret=delivery.endpoint.secret, webhook_id=delivery.event.webhook_id, at=started, body=body
         )
         connection = PinnedConnection(target, timeout=settings.MEMORY_WEBHOOK_TIMEOUT_SECONDS)
+        deadline = threading.Timer(settings.MEMORY_WEBHOOK_TIMEOUT_SECONDS, connection.give_up)
+        deadline.daemon = True
+        deadline.start()
         try:
             connection.request(
                 "POST",
@@ -138,7 +156,12 @@ def _attempt(delivery: WebhookDelivery):
             response = connection.getresponse()
             response.read(RESPONSE_READ_LIMIT)
             status_code = response.status
+        except (OSError, http.client.HTTPException):
+            if connection.out_of_time:
+                raise TimeoutError from None
+            raise
         finally:
+            deadline.cancel()
             connection.close()
         outcome = AttemptOutcome.DELIVERED if 200 <= status_code < 300 else AttemptOutcome.HTTP_ERROR
     except RefusedAddress as exc:

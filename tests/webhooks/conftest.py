@@ -28,6 +28,8 @@ class Receiver:
     requests: list = field(default_factory=list)
     # Each request takes the next (status, delay in seconds); then 200 at once.
     script: list = field(default_factory=list)
+    # Seconds between the bytes of each answer's status line and headers (a slow receiver).
+    trickle: float = 0
 
     def answer_with(self, *steps):
         self.script[:] = list(steps)
@@ -48,6 +50,15 @@ def receiver():
             if delay:
                 time.sleep(delay)
             state.requests.append(Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+            if state.trickle:
+                for byte in f"HTTP/1.1 {status} OK\r\nContent-Length: 0\r\n\r\n".encode():
+                    time.sleep(state.trickle)
+                    try:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                    except OSError:  # the sender hung up
+                        return
+                return
             self.send_response(status)
             self.send_header("Content-Length", "0")
             self.end_headers()

@@ -86,6 +86,23 @@ def test_a_timeout_is_retried(tenant, endpoint, receiver, publish, settings):
     assert delivery.status == DeliveryStatus.DELIVERED and delivery.attempts == 2
 
 
+def test_the_timeout_bounds_the_whole_attempt_not_each_read(tenant, endpoint, receiver, publish, settings):
+    # Each byte of the answer comes well within the timeout, the whole answer (38 bytes) well
+    # after it: per-read timeouts alone would wait for all of it and call it delivered.
+    settings.MEMORY_WEBHOOK_TIMEOUT_SECONDS = 0.5
+    receiver.trickle = 0.1
+    publish(tenant, "u1", field="name", value="Alice")
+    deliver_due()
+    delivery = WebhookDelivery.objects.get()
+    (attempt,) = delivery.attempt_log.all()
+    assert (attempt.outcome, attempt.status_code, attempt.error) == (AttemptOutcome.TIMEOUT, None, "timed out")
+    assert delivery.status == DeliveryStatus.PENDING
+    receiver.trickle = 0
+    deliver_due()
+    delivery.refresh_from_db()
+    assert delivery.status == DeliveryStatus.DELIVERED and delivery.attempts == 2
+
+
 def test_the_backoff_waits_and_the_last_failure_is_final(tenant, endpoint, receiver, publish, settings):
     settings.MEMORY_WEBHOOK_RETRY_SECONDS = [30]
     receiver.answer_with((500, 0), (503, 0))
