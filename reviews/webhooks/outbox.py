@@ -14,7 +14,9 @@ Which audit actions become which event:
 - ``fact.updated``: a new version of a published fact (a correction, an edit);
 - ``fact.deleted``: a fact that left publication: deleted, expired, retired by a merge,
   contested by its subject, or scheduled for deletion by its subject (it leaves recall at
-  once; the deletion carried out later sends ``fact.deleted`` again: at least once);
+  once). A fact host apps last heard of as deleted is not announced deleted again: the
+  scheduled deletion carried out later, or a contested fact a reviewer then deletes, sends
+  nothing more;
 - ``candidate.pending_user``: an item the subject is asked about (by the policy, a
   reviewer's deferral, an undo that gives it back to them);
 - ``subject.erased``: everything about a subject erased.
@@ -143,6 +145,7 @@ def _changes(tenant_id: int, drafts) -> list[_Change]:
     facts = Fact.objects.select_related("entity").in_bulk(fact_ids) if fact_ids else {}
     candidates = Candidate.objects.select_related("entity").in_bulk(candidate_ids) if candidate_ids else {}
     sensitive = _sensitive_fields(tenant_id, candidates.values())
+    already_deleted = _last_heard_deleted(tenant_id, fact_ids) if fact_ids else set()
     changes = []
     for draft in drafts:
         if draft.action == AuditAction.SUBJECT_ERASED:
@@ -150,11 +153,31 @@ def _changes(tenant_id: int, drafts) -> list[_Change]:
                 _Change(WebhookEventType.SUBJECT_ERASED, draft.subject_user_id, {"id": str(draft.object_id)})
             )
         elif draft.action in FACT_ACTIONS and (fact := facts.get(int(draft.object_id))) is not None:
-            changes.append(_fact_change(draft.action, fact, draft.subject_user_id))
+            change = _fact_change(draft.action, fact, draft.subject_user_id)
+            if change.event_type == WebhookEventType.FACT_DELETED:
+                if fact.pk in already_deleted:
+                    continue
+                already_deleted.add(fact.pk)
+            else:
+                already_deleted.discard(fact.pk)
+            changes.append(change)
         elif draft.action in CANDIDATE_ACTIONS and (candidate := candidates.get(int(draft.object_id))) is not None:
             if candidate.status == CandidateStatus.PENDING_USER:
                 changes.append(_candidate_change(candidate, draft.subject_user_id, sensitive))
     return changes
+
+
+def _last_heard_deleted(tenant_id: int, fact_ids: set[int]) -> set[int]:
+    """The facts whose newest event (delivered or not) says they were deleted."""
+    newest = {}
+    events = WebhookEvent.objects.filter(
+        tenant_id=tenant_id,
+        event_type__in=[WebhookEventType.FACT_PUBLISHED, WebhookEventType.FACT_UPDATED, WebhookEventType.FACT_DELETED],
+        body__data__id__in=list(fact_ids),
+    ).order_by("pk")
+    for event_type, fact_id in events.values_list("event_type", "body__data__id"):
+        newest[int(fact_id)] = event_type
+    return {fact_id for fact_id, event_type in newest.items() if event_type == WebhookEventType.FACT_DELETED}
 
 
 def _fact_change(action: AuditAction, fact: Fact, user_id: str) -> _Change:

@@ -22,6 +22,7 @@ from reviews.models import (
     WebhookEvent,
 )
 from reviews.services.candidates import candidate_approve
+from reviews.services.deletions import fact_deletion_carry_out, fact_deletion_schedule, fact_deletion_undo
 from reviews.services.erasure import fact_erase, subject_erase
 from reviews.services.portal import fact_contest
 from reviews.webhooks.delivery import KEEP_SETTLED, deliver_due, settled_events_prune
@@ -264,6 +265,28 @@ def test_a_contested_fact_leaves_and_an_upheld_one_returns(tenant, endpoint, rec
     deliver_due()
     assert receiver.types == ["fact.published", "fact.deleted", "fact.published"]
     assert {body["data"]["id"] for body in bodies(receiver)} == {fact.pk}
+
+
+def test_a_scheduled_deletion_is_announced_once(tenant, endpoint, receiver, publish):
+    # It leaves recall when the subject asks; carried out after the undo window it has nothing
+    # new to say. An undone one comes back, and its later deletion is news again.
+    fact = publish(tenant, "u1", field="role", value="engineer")
+    subject = Actor.subject("u1")
+    deletion = fact_deletion_schedule(tenant=tenant, user_id="u1", fact_id=fact.pk, actor=subject)
+    fact_deletion_carry_out(deletion_id=deletion.pk, now=deletion.due_at + timedelta(seconds=1))
+    kept = publish(tenant, "u1", field="location", value="Lisbon")
+    again = fact_deletion_schedule(tenant=tenant, user_id="u1", fact_id=kept.pk, actor=subject)
+    fact_deletion_undo(tenant=tenant, user_id="u1", deletion_id=again.pk, actor=subject)
+    fact_erase(tenant=tenant, fact_id=kept.pk, user_id="u1", actor=ADMIN)
+    deliver_due()
+    assert [(body["type"], body["data"]["id"]) for body in bodies(receiver)] == [
+        ("fact.published", fact.pk),
+        ("fact.deleted", fact.pk),
+        ("fact.published", kept.pk),
+        ("fact.deleted", kept.pk),
+        ("fact.published", kept.pk),
+        ("fact.deleted", kept.pk),
+    ]
 
 
 def test_settled_events_leave_the_log_after_a_while(tenant, endpoint, receiver, publish):
