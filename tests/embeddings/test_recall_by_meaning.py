@@ -111,7 +111,9 @@ def test_explain_gives_each_fact_its_score_best_first(recall_client, memory):
 def test_a_fact_without_a_current_embedding_still_ranks_by_its_words(recall_client, memory):
     FactEmbedding.objects.filter(fact=memory["app_db"]).update(text_digest="stale")
     found = values(recall_client.get(URL, {"user_id": "u1", "q": "MongoDB", "relevant": "true"}))
-    assert found == ["MongoDB Atlas cluster"]
+    # First by its words alone; another database may follow by meaning (a one-word question
+    # resembles no generic request, so its bar is low).
+    assert found[0] == "MongoDB Atlas cluster"
 
 
 def test_relevant_must_be_a_boolean(recall_client, memory):
