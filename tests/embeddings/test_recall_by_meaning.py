@@ -3,6 +3,8 @@
 ranking behind mem0's `search`. Real embeddings (the local encoder), real HTTP API."""
 import numpy as np
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from reviews.embeddings.ranking import NEAR_DUPLICATE, Scored, fold_near_duplicates
 from reviews.models import FactEmbedding, Scope
@@ -154,3 +156,20 @@ def test_near_duplicates_are_folded():
     ranked = [Scored(0, 0.9, True), Scored(1, 0.85, True), Scored(2, 0.5, True)]
     kept = fold_near_duplicates(ranked, [same, close, other], limit=5)
     assert [item.index for item in kept] == [0, 2]
+
+
+def test_q_costs_no_more_statements_than_plain_recall(recall_client, memory):
+    recall_client.get(URL, {"user_id": "u1", "q": "what cuisine do they enjoy"})  # the key and the question cached
+    counts = {}
+    for label, params in (("plain", {"user_id": "u1"}), ("q", {"user_id": "u1", "q": "what cuisine do they enjoy"})):
+        with CaptureQueriesContext(connection) as captured:
+            assert recall_client.get(URL, params).status_code == 200
+        counts[label] = len(captured.captured_queries)
+    # The vectors come with the recall statement itself, not in a second round trip.
+    assert counts["q"] == counts["plain"]
+
+
+def test_a_vector_made_by_another_embedder_is_not_used(recall_client, memory):
+    FactEmbedding.objects.filter(fact=memory["food"]).update(embedder="openai:another-model")
+    found = values(recall_client.get(URL, {"user_id": "u1", "q": "what cuisine do they enjoy", "relevant": "true"}))
+    assert "喜欢吃辣的川菜" not in found  # no shared word, and its vector is not the current embedder's
