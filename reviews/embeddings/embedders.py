@@ -25,9 +25,6 @@ from django.conf import settings
 from .generic import GENERIC_REQUESTS
 
 QUERY_CACHE_SIZE = 2048
-# The question's resemblance to generic requests is the mean cosine of its nearest few:
-# one near neighbour alone is noisy ("他周末一般干什么" is close to "周末会下雨吗").
-GENERIC_NEIGHBOURS = 3
 
 
 class EmbeddedQuestion(NamedTuple):
@@ -51,6 +48,9 @@ class Embedder:
     # How much of the question's resemblance to generic requests raises its bar; 0 keeps
     # the bar absolute and never embeds the generic requests.
     generic_weight = 0.0
+    # The question's resemblance to generic requests is the mean cosine of its nearest few:
+    # one near neighbour alone is noisy ("他周末一般干什么" is close to "周末会下雨吗").
+    generic_neighbours = 3
 
     def __init__(self) -> None:
         self._queries: OrderedDict[str, EmbeddedQuestion] = OrderedDict()
@@ -94,6 +94,11 @@ class Embedder:
                 self._queries.popitem(last=False)
         return question
 
+    def forget_questions(self) -> None:
+        """Empty the question cache (a bench trying another bar on the same model)."""
+        with self._lock:
+            self._queries.clear()
+
     def relevance_bar(self, query_vector: np.ndarray) -> float:
         """The hybrid score a fact needs to bear on this question (relevant mode, and
         another entity joining the default set)."""
@@ -104,7 +109,7 @@ class Embedder:
             generic = self.embed_documents(list(GENERIC_REQUESTS))
             generic.setflags(write=False)
             self._generic = generic
-        nearest = np.sort(self._generic @ query_vector)[-GENERIC_NEIGHBOURS:]
+        nearest = np.sort(self._generic @ query_vector)[-self.generic_neighbours:]
         return self.threshold + self.generic_weight * float(nearest.mean())
 
 
