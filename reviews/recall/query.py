@@ -138,6 +138,7 @@ class _RecallRow(NamedTuple):
     # one): read in the same statement, so `q` costs no second round trip.
     embedding_digest: str | None
     embedding: bytes | None
+    embedding_dimensions: int | None
 
 
 def _recall_sql(*, tenant_id: int, query: RecallQuery, terms: QueryTerms, embedder_key: str) -> tuple[str, list]:
@@ -177,11 +178,11 @@ def _recall_sql(*, tenant_id: int, query: RecallQuery, terms: QueryTerms, embedd
         # bare 0.0 is numeric, which psycopg hands over as a Decimal).
         rank_sql = "CAST(0 AS REAL)"
     if embedder_key:
-        embedding_sql = "fe.text_digest, fe.vector"
+        embedding_sql = "fe.text_digest, fe.vector, fe.dimensions"
         embedding_join = f" LEFT JOIN {FactEmbedding._meta.db_table} fe ON fe.fact_id = f.id AND fe.embedder = %s"
         params.append(embedder_key)
     else:
-        embedding_sql, embedding_join = "NULL, NULL", ""
+        embedding_sql, embedding_join = "NULL, NULL, NULL", ""
     statuses = [FactStatus.ACTIVE, FactStatus.EXPIRED] if query.explain else [FactStatus.ACTIVE]
     sql = (
         "SELECT f.id, e.entity_type, e.entity_id, e.display_name, f.field, f.value, f.confidence, f.category, "
@@ -210,7 +211,7 @@ def _recall_rows(*, tenant: Tenant, query: RecallQuery, terms: QueryTerms, using
         return [_RecallRow._make(row) for row in rows]
     # SQLite hands over naive datetimes, and integers for booleans.
     return [_RecallRow(*row[:14], utc_aware(row[14]), utc_aware(row[15]), row[16], bool(row[17]), float(row[18]),
-                       row[19], row[20]) for row in rows]
+                       row[19], row[20], row[21]) for row in rows]
 
 
 def recall_select(
@@ -301,7 +302,8 @@ def _ranked_by_relevance(*, query: RecallQuery, chosen: list, excluded: list, us
     candidates = [
         {"id": row.id, "entity_type": row.entity_type, "field": row.field, "value": row.value,
          "entity_name": row.display_name, "lexical": lexical, "default": in_default_set,
-         "embedding_digest": row.embedding_digest, "embedding": row.embedding}
+         "embedding_digest": row.embedding_digest, "embedding": row.embedding,
+         "embedding_dimensions": row.embedding_dimensions}
         for lexical, row, in_default_set in chosen
     ]
     ranked = rank_by_relevance(

@@ -40,7 +40,7 @@ def current_vectors(candidates: Sequence[dict]) -> list[np.ndarray | None]:
         stored = c.get("embedding")
         current = stored is not None and c["embedding_digest"] == current_digest(
             c["entity_type"], c["field"], c["value"], c["entity_name"])
-        vectors.append(vector_from_bytes(stored) if current else None)
+        vectors.append(vector_from_bytes(stored, c["embedding_dimensions"]) if current else None)
     return vectors
 
 
@@ -56,8 +56,9 @@ def rank_by_relevance(
 
     Each candidate: ``id``, ``entity_type``, ``field``, ``value``, ``entity_name``,
     ``lexical`` (its lexical relevance), ``default`` (in the default set: the user's
-    facts, preferences, a named entity) and ``embedding_digest`` and ``embedding`` (its
-    stored vector's digest and bytes under the current embedder, or None). Returns the
+    facts, preferences, a named entity) and ``embedding_digest``, ``embedding`` and
+    ``embedding_dimensions`` (its stored vector's digest, bytes and length under the
+    current embedder, or None). Returns the
     chosen ones, best first (``index`` into ``candidates``), at most ``limit``.
     """
     embedder = embedder or configured_embedder()

@@ -173,3 +173,11 @@ def test_a_vector_made_by_another_embedder_is_not_used(recall_client, memory):
     FactEmbedding.objects.filter(fact=memory["food"]).update(embedder="openai:another-model")
     found = values(recall_client.get(URL, {"user_id": "u1", "q": "what cuisine do they enjoy", "relevant": "true"}))
     assert "喜欢吃辣的川菜" not in found  # no shared word, and its vector is not the current embedder's
+
+
+def test_vectors_stored_in_single_precision_before_still_rank_by_meaning(recall_client, memory):
+    for row in FactEmbedding.objects.all():
+        FactEmbedding.objects.filter(pk=row.pk).update(vector=np.asarray(row.as_array(), dtype="<f4").tobytes())
+    assert {len(vector) for vector in FactEmbedding.objects.values_list("vector", flat=True)} == {512 * 4}
+    found = values(recall_client.get(URL, {"user_id": "u1", "q": "what cuisine do they enjoy", "limit": 3}))
+    assert found[0] == "喜欢吃辣的川菜"
