@@ -5,21 +5,31 @@ Each is built once per process and loads its model on first use (a web worker th
 sees a ``q`` never pays for it); the query side keeps a small cache, because agents ask
 the same question of many subjects and again on every turn.
 
-``threshold`` is where a fact starts to bear on a question, on that embedder's own
+``relevance_bar`` is where a fact starts to bear on a question, on that embedder's own
 similarity scale (a multilingual sentence encoder and an OpenAI model spread their
-cosines differently); it was set on the tuning part of the recall set
-(docs/embedders.md), never on the held-aside part.
+cosines differently): ``threshold``, plus, for an embedder with a ``generic_weight``, how
+closely the question resembles generic requests no memory answers (generic.py). Both
+were set on the tuning part of the recall set (docs/embedders.md), never on the
+held-aside part.
 """
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 from django.conf import settings
 
+from .generic import GENERIC_REQUESTS
+
 QUERY_CACHE_SIZE = 2048
+
+
+class EmbeddedQuestion(NamedTuple):
+    vector: np.ndarray  # unit length, read-only
+    bar: float  # Embedder.relevance_bar of the vector
 
 
 class EmbedderUnavailable(Exception):
@@ -35,10 +45,17 @@ class Embedder:
     # How much a lexical hit (reviews/recall/textmatch.py's share of query terms, ≤ 1) adds to
     # the similarity: enough to lift an exact word match above a loose paraphrase.
     lexical_weight = 0.0
+    # How much of the question's resemblance to generic requests raises its bar; 0 keeps
+    # the bar absolute and never embeds the generic requests.
+    generic_weight = 0.0
+    # The question's resemblance to generic requests is the mean cosine of its nearest few:
+    # one near neighbour alone is noisy ("他周末一般干什么" is close to "周末会下雨吗").
+    generic_neighbours = 3
 
     def __init__(self) -> None:
-        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._queries: OrderedDict[str, EmbeddedQuestion] = OrderedDict()
         self._lock = threading.Lock()
+        self._generic: np.ndarray | None = None
 
     @property
     def key(self) -> str:
@@ -58,6 +75,11 @@ class Embedder:
         return unit_rows(self._encode(list(texts), is_query=False))
 
     def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_question(text).vector
+
+    def embed_question(self, text: str) -> EmbeddedQuestion:
+        """The question's vector and its relevance bar, cached per process (LRU): the bar
+        costs a product with the generic requests, worth paying once per question."""
         with self._lock:
             cached = self._queries.get(text)
             if cached is not None:
@@ -65,11 +87,30 @@ class Embedder:
                 return cached
         vector = unit_rows(self._encode([text], is_query=True))[0]
         vector.setflags(write=False)
+        question = EmbeddedQuestion(vector, self.relevance_bar(vector))
         with self._lock:
-            self._queries[text] = vector
+            self._queries[text] = question
             if len(self._queries) > QUERY_CACHE_SIZE:
                 self._queries.popitem(last=False)
-        return vector
+        return question
+
+    def forget_questions(self) -> None:
+        """Empty the question cache (a bench trying another bar on the same model)."""
+        with self._lock:
+            self._queries.clear()
+
+    def relevance_bar(self, query_vector: np.ndarray) -> float:
+        """The hybrid score a fact needs to bear on this question (relevant mode, and
+        another entity joining the default set)."""
+        if not self.generic_weight:
+            return self.threshold
+        if self._generic is None:
+            # Embedded once per process, on the first question (one batch of ~50 sentences).
+            generic = self.embed_documents(list(GENERIC_REQUESTS))
+            generic.setflags(write=False)
+            self._generic = generic
+        nearest = np.sort(self._generic @ query_vector)[-self.generic_neighbours:]
+        return self.threshold + self.generic_weight * float(nearest.mean())
 
 
 def unit_rows(matrix) -> np.ndarray:
@@ -138,10 +179,14 @@ class UniversalSentenceEncoder(Embedder):
 
     name = "local"
     version = "use-multilingual-v3"
-    # Swept on the tuning part (bench/embedders.py --sweep): 0.30 keeps recall@3 high while
-    # most unrelated questions get nothing; 0.35 refuses one more unrelated question and
-    # loses 0.015 of recall@3; 0.20 lets half the unrelated questions through.
-    threshold = 0.30
+    # Swept on the tuning part (bench/embedders.py --sweep, docs/embedders.md): a fact bears
+    # on a question when its score is within 0.06 of the question's resemblance to generic
+    # requests. From -0.08 up every unrelated question of the tuning part gets nothing;
+    # -0.06 keeps a small margin, and relevant mode's recall@3 there is 0.71 (an absolute
+    # bar of 0.30 gave 0.57 and let three unrelated questions through; 0.40, which refuses
+    # them all, gave 0.31).
+    threshold = -0.06
+    generic_weight = 1.0
     lexical_weight = 0.25
 
     def __init__(self) -> None:

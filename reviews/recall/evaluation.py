@@ -58,7 +58,8 @@ def load_items(lines: Iterable[str], part: str = Part.ALL) -> list[dict]:
             raise ValueError(f"line {number}: not JSON ({error.msg})") from error
         if not isinstance(item, dict) or not isinstance(item.get("facts"), list) or not isinstance(item.get("queries"), list):
             raise ValueError(f"line {number}: an item needs 'facts' and 'queries' lists")
-        if part == Part.ALL or (part == Part.HELD_ASIDE) == held_aside(str(item.get("id", number))):
+        item.setdefault("id", str(number))  # the split is by id: an item without one goes by its line
+        if part == Part.ALL or (part == Part.HELD_ASIDE) == held_aside(str(item["id"])):
             items.append(item)
     return items
 
@@ -116,6 +117,10 @@ class Report:
     unrelated_empty: int = 0  # unrelated questions that got nothing in relevant mode
     guards: int = 0
     forbidden_leaks: int = 0
+    # Relevant mode on each part of the split, so one run shows the held-aside figure
+    # beside the tuning one it was calibrated on.
+    relevant_by_part: dict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
+    unrelated_by_part: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
 
     def as_dict(self) -> dict:
         return {
@@ -128,6 +133,11 @@ class Report:
             "unrelated_empty_when_relevant": self.unrelated_empty,
             "guards": self.guards,
             "forbidden_leaks": self.forbidden_leaks,
+            "relevant_mode_by_part": {
+                part: {**tally.as_dict(), "unrelated": self.unrelated_by_part[part][0],
+                       "unrelated_empty_when_relevant": self.unrelated_by_part[part][1]}
+                for part, tally in sorted(self.relevant_by_part.items())
+            },
         }
 
 
@@ -150,6 +160,7 @@ def evaluate(
 ) -> Report:
     report = Report()
     for item in items:
+        part = Part.HELD_ASIDE if held_aside(str(item["id"])) else Part.TUNING
         facts = item["facts"]
         texts = [fact_text(entity_type=f["entity_type"], field=f["field"], value=f["value"],
                            entity_name=f.get("entity_name", "")) for f in facts]
@@ -157,13 +168,13 @@ def evaluate(
         for query in item["queries"]:
             allowed = [i for i, f in enumerate(facts) if _allowed(f, query)]
             terms = query_terms(query["q"])
-            query_vector = embedder.embed_query(query["q"]) if embedder.enabled else None
+            question = embedder.embed_question(query["q"]) if embedder.enabled else None
             common = dict(
-                query_vector=query_vector,
+                query_vector=question.vector if question else None,
                 vectors=[vectors[i] for i in allowed],
                 lexical=[fallback_score(lexical_haystack(facts[i]), terms) for i in allowed],
                 in_default_set=[_in_default_set(facts[i]) for i in allowed],
-                threshold=embedder.threshold,
+                threshold=question.bar if question else embedder.threshold,
                 lexical_weight=embedder.lexical_weight,
                 limit=5,
             )
@@ -178,6 +189,8 @@ def evaluate(
                 if query.get("kind") == Kind.UNRELATED:
                     report.unrelated += 1
                     report.unrelated_empty += not relevant
+                    report.unrelated_by_part[part][0] += 1
+                    report.unrelated_by_part[part][1] += not relevant
                 continue
             expected = next(i for i, f in enumerate(facts) if f["value"] == expect[0])
             fact_language = text_language(facts[expected]["value"])
@@ -186,6 +199,7 @@ def evaluate(
             for tally in (report.overall, report.by_lang[pair], report.by_kind[kind]):
                 tally.add(ranked, expect)
             report.relevant.add(relevant, expect)
+            report.relevant_by_part[part].add(relevant, expect)
         if progress:
             progress(1)
     return report

@@ -14,6 +14,7 @@ from ..models import (
     Entity,
     EntityAlias,
     Fact,
+    FactEmbedding,
     FactDeletion,
     FactStatus,
     MemoryScope,
@@ -21,6 +22,7 @@ from ..models import (
     Subject,
     Tenant,
 )
+from ..embeddings.embedders import configured_embedder
 from ..screening import Identifier, Screen, Text
 from ..policy.normalize import normalize_text, slugify_entity_id
 from ..selectors.rows import utc_aware
@@ -132,9 +134,14 @@ class _RecallRow(NamedTuple):
     status: str
     named: bool
     rank: float
+    # The fact's stored embedding under the current embedder (None without `q` or without
+    # one): read in the same statement, so `q` costs no second round trip.
+    embedding_digest: str | None
+    embedding: bytes | None
+    embedding_dimensions: int | None
 
 
-def _recall_sql(*, tenant_id: int, query: RecallQuery, terms: QueryTerms) -> tuple[str, list]:
+def _recall_sql(*, tenant_id: int, query: RecallQuery, terms: QueryTerms, embedder_key: str) -> tuple[str, list]:
     """The one statement of a recall, written out: this is the hot path, and building it
     with the ORM cost more CPU than running it.
 
@@ -170,12 +177,18 @@ def _recall_sql(*, tenant_id: int, query: RecallQuery, terms: QueryTerms) -> tup
         # Typed as ts_rank's result, so every row arrives as the named tuple wants it (a
         # bare 0.0 is numeric, which psycopg hands over as a Decimal).
         rank_sql = "CAST(0 AS REAL)"
+    if embedder_key:
+        embedding_sql = "fe.text_digest, fe.vector, fe.dimensions"
+        embedding_join = f" LEFT JOIN {FactEmbedding._meta.db_table} fe ON fe.fact_id = f.id AND fe.embedder = %s"
+        params.append(embedder_key)
+    else:
+        embedding_sql, embedding_join = "NULL, NULL, NULL", ""
     statuses = [FactStatus.ACTIVE, FactStatus.EXPIRED] if query.explain else [FactStatus.ACTIVE]
     sql = (
         "SELECT f.id, e.entity_type, e.entity_id, e.display_name, f.field, f.value, f.confidence, f.category, "
         "f.sensitivity, f.scope, f.thread_id, f.source, f.source_message_id, f.version, f.updated_at, f.expires_at, "
-        f"f.status, {named_sql}, {rank_sql} "
-        f"FROM {fact} f JOIN {entity} e ON e.id = f.entity_id "
+        f"f.status, {named_sql}, {rank_sql}, {embedding_sql} "
+        f"FROM {fact} f JOIN {entity} e ON e.id = f.entity_id{embedding_join} "
         f"WHERE f.tenant_id = %s AND f.subject_id = (SELECT id FROM {subject} WHERE tenant_id = %s AND user_id = %s) "
         "AND f.status IN ("
         + ", ".join(["%s"] * len(statuses))
@@ -188,15 +201,17 @@ def _recall_sql(*, tenant_id: int, query: RecallQuery, terms: QueryTerms) -> tup
 
 
 def _recall_rows(*, tenant: Tenant, query: RecallQuery, terms: QueryTerms, using: str) -> list[_RecallRow]:
-    sql, params = _recall_sql(tenant_id=tenant.pk, query=query, terms=terms)
+    embedder = configured_embedder()
+    embedder_key = embedder.key if query.q.strip() and embedder.enabled else ""
+    sql, params = _recall_sql(tenant_id=tenant.pk, query=query, terms=terms, embedder_key=embedder_key)
     with connections[using].cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     if connection.vendor == "postgresql":  # every column already of its field's type
         return [_RecallRow._make(row) for row in rows]
     # SQLite hands over naive datetimes, and integers for booleans.
-    return [_RecallRow(*row[:14], utc_aware(row[14]), utc_aware(row[15]), row[16], bool(row[17]), float(row[18]))
-            for row in rows]
+    return [_RecallRow(*row[:14], utc_aware(row[14]), utc_aware(row[15]), row[16], bool(row[17]), float(row[18]),
+                       row[19], row[20], row[21]) for row in rows]
 
 
 def recall_select(
@@ -286,11 +301,13 @@ def _ranked_by_relevance(*, query: RecallQuery, chosen: list, excluded: list, us
     chosen.sort(key=_recall_order)  # ties in relevance keep recall's usual order
     candidates = [
         {"id": row.id, "entity_type": row.entity_type, "field": row.field, "value": row.value,
-         "entity_name": row.display_name, "lexical": lexical, "default": in_default_set}
+         "entity_name": row.display_name, "lexical": lexical, "default": in_default_set,
+         "embedding_digest": row.embedding_digest, "embedding": row.embedding,
+         "embedding_dimensions": row.embedding_dimensions}
         for lexical, row, in_default_set in chosen
     ]
     ranked = rank_by_relevance(
-        q=query.q, candidates=candidates, relevant=query.relevant, limit=len(candidates), using=using
+        q=query.q, candidates=candidates, relevant=query.relevant, limit=len(candidates)
     )
     kept = {scored.index for scored in ranked[: query.limit]}
     if query.explain:

@@ -169,9 +169,8 @@ def test_queries_per_recall_are_constant(
 ):
     """Once the key is known (read and its use recorded on its first call, then cached): the
     facts (one query, whatever the data or parameters) and the record, in either commit mode
-    (MEMORY_RECALL_ASYNC_COMMIT adds no statement). With `q`, one more:
-    the subject's vectors, read in one statement however many facts it has (none to read
-    for a subject with no facts)."""
+    (MEMORY_RECALL_ASYNC_COMMIT adds no statement). With `q` too: the subject's vectors
+    come with the facts, in the same statement."""
     settings.MEMORY_RECALL_ASYNC_COMMIT = async_commit
     for index in range(facts):
         entity = {"entity_type": "project", "entity_id": f"p{index % 7}"} if index % 2 else {}
@@ -179,7 +178,7 @@ def test_queries_per_recall_are_constant(
 
     # The key's first call records its last use (at most once a minute): made before counting.
     assert recall_client.get(URL, {"user_id": "someone-else"}).status_code == 200
-    with django_assert_num_queries(3 if params.get("q") and facts else 2):
+    with django_assert_num_queries(2):
         response = recall_client.get(URL, params)
 
     assert response.status_code == 200

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from reviews.embeddings.generic import GENERIC_REQUESTS
 from reviews.recall.evaluation import Kind, Part, held_aside, lexical_haystack, load_items, query_kind
 from reviews.embeddings.text import text_language
 from reviews.recall.textmatch import fallback_score, query_terms
@@ -94,3 +95,24 @@ def test_a_malformed_set_is_refused(tmp_path):
     broken.write_text('{"id": "x", "facts": []}\nnot json\n', encoding="utf-8")
     with pytest.raises(CommandError, match="line 1"):
         call_command("eval_recall", str(broken), embedder=["none"])
+
+
+def test_relevant_mode_refuses_unrelated_questions_and_never_surfaces_a_forbidden_fact(capsys):
+    call_command("eval_recall", str(DATASET), embedder=["local"], as_json=True)
+    figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    parts = figures["relevant_mode_by_part"]
+    assert set(parts) == {Part.TUNING, Part.HELD_ASIDE}
+    # The bar was set on the tuning part: there every unrelated question gets nothing.
+    assert parts[Part.TUNING]["unrelated_empty_when_relevant"] == parts[Part.TUNING]["unrelated"] == 23
+    # Held aside, one of seven still gets a fact ("explain the theory of relativity" to a
+    # physics teacher's memory); more would mean the bar no longer carries over.
+    assert parts[Part.HELD_ASIDE]["unrelated_empty_when_relevant"] >= parts[Part.HELD_ASIDE]["unrelated"] - 1
+    # Guard questions, in both modes: the only fact that answers them is never returned.
+    assert figures["guards"] == 30 and figures["forbidden_leaks"] == 0
+    # Relevant mode still finds what bears on the question, on both parts.
+    assert parts[Part.TUNING]["recall_at_3"] >= 0.7 and parts[Part.HELD_ASIDE]["recall_at_3"] >= 0.65
+
+
+def test_the_generic_requests_are_none_of_the_sets_questions():
+    asked = {query["q"].casefold() for item in items() for query in item["queries"]}
+    assert not asked & {request.casefold() for request in GENERIC_REQUESTS}

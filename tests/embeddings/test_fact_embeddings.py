@@ -29,7 +29,20 @@ def test_publishing_embeds_the_fact_with_the_local_embedder(tenant, publish, sto
     assert (row.tenant_id, row.subject_id, row.dimensions) == (tenant.pk, fact.subject_id, 512)
     assert row.text_digest == text_digest(text_of(fact))
     assert "Database: PostgreSQL 16" in text_of(fact)
-    np.testing.assert_allclose(row.as_array(), LOCAL.embed_documents([text_of(fact)])[0], atol=1e-5)
+    # Stored in half precision: 2 bytes a dimension, within float16's rounding of the model's vector.
+    assert len(row.vector) == 512 * 2
+    np.testing.assert_allclose(row.as_array(), LOCAL.embed_documents([text_of(fact)])[0], atol=1e-3)
+
+
+def test_a_vector_stored_in_single_precision_before_is_still_read(tenant, publish, store, committed):
+    with committed():
+        fact = publish(tenant, "u1", field="preference", value="likes spicy Sichuan food")
+    model_vector = LOCAL.embed_documents([text_of(fact)])[0]
+    FactEmbedding.objects.filter(fact=fact).update(vector=np.asarray(model_vector, dtype="<f4").tobytes())
+
+    row = FactEmbedding.objects.get(fact=fact)
+    assert len(row.vector) == 512 * 4
+    np.testing.assert_array_equal(row.as_array(), model_vector)
 
 
 def test_editing_a_fact_re_embeds_it(tenant, publish, store, committed):

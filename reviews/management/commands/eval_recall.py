@@ -3,7 +3,7 @@
 Writes nothing to the database: each item's facts are held in memory and ranked as recall
 ranks them. Prints a progress bar (stderr), recall@1/@3/@5 and MRR overall, by language
 pair (query language → fact language) and by kind (lexical, paraphrase, cross-language),
-relevant mode's figures and the guard checks; ``--json`` adds one object on the last line.
+relevant mode's figures (also on each part of the split present) and the guard checks; ``--json`` adds one object on the last line.
 ``--part`` picks the tuning part or the held-aside part (reviews/recall/evaluation.py);
 ``--embedder`` repeated compares several embedders in one run.
 Exits non-zero when a forbidden fact came back.
@@ -75,12 +75,16 @@ class Command(BaseCommand):
         row("overall", figures)
         row("cross-language", figures["cross_language"])
         row("relevant mode", figures["relevant_mode"])
+        for part, tally in figures["relevant_mode_by_part"].items():
+            row(f"  {part.replace('_', '-')}", tally)
         for name in ("by_lang", "by_kind"):
             write("")
             write(f"{name[3:]:<22}")
             for key, tally in figures[name].items():
                 row(key, tally)
         write("")
+        by_part = "".join(f"; {part.replace('_', '-')} {tally['unrelated_empty_when_relevant']}/{tally['unrelated']}"
+                          for part, tally in figures["relevant_mode_by_part"].items())
         write(f"unrelated questions with nothing in relevant mode: {figures['unrelated_empty_when_relevant']}"
-              f"/{figures['unrelated']}")
+              f"/{figures['unrelated']}{by_part}")
         write(f"guard questions: {figures['guards']}  forbidden facts returned: {figures['forbidden_leaks']}")
