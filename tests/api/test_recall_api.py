@@ -1,8 +1,10 @@
 """GET /api/v1/recall: scopes, parameters, the error shape, records, isolation, queries."""
 import pytest
 from django.db import connection
+from django.test import Client
 
 from reviews.models import RecallRecord, Scope
+from reviews.services.tenants import api_key_create
 from tests.api.recall_through_drf_urls import THROUGH_DRF
 
 URL = "/api/v1/recall"
@@ -275,6 +277,28 @@ def test_other_methods_are_refused_as_drf_refuses_them(recall_client, client, me
     assert_error(refused, 405, "method_not_allowed")
     assert refused["Allow"] == "GET, HEAD, OPTIONS"
     assert not RecallRecord.objects.exists()
+
+
+def test_a_post_is_refused_in_the_error_shape_even_where_csrf_is_checked(tenant, memory):
+    """The API authenticates by key, not cookie: the plain view is exempt from CSRF as DRF's
+    views are, so a POST meets the key check and the 405, not Django's CSRF page."""
+    _, raw = api_key_create(tenant=tenant, scopes=[Scope.RECALL])
+    strict = Client(enforce_csrf_checks=True)
+
+    assert_error(strict.post(URL + "?user_id=u1"), 401, "unauthenticated")
+    assert_error(strict.post(URL + "?user_id=u1", HTTP_AUTHORIZATION=f"Bearer {raw}"), 405, "method_not_allowed")
+
+
+def test_a_bug_is_a_500_in_the_error_shape_not_an_answer(recall_client, memory, monkeypatch):
+    """The plain view turns the API's own failures into answers and nothing else: an
+    exception it does not know reaches Django (logged, 500 in SPEC §7's shape)."""
+    def broken(**kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr("reviews.api.recall.recall_perform", broken)
+    recall_client.raise_request_exception = False
+
+    assert_error(recall_client.get(URL, {"user_id": "u1"}), 500, "server_error")
 
 
 def test_a_client_that_accepts_no_json_is_told_so(recall_client, memory):
