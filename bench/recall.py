@@ -17,10 +17,12 @@
    questions, English and Chinese, ranked by meaning: every seeded fact has its
    embedding, ``--no-q`` leaves this out) and recall with asynchronous commit for a few
    rounds; random subjects and fact ids.
-4. With ``--baseline REF`` (a commit, branch or tag), the same again for the code of REF:
+4. With ``--baseline REF`` (a commit, branch or tag; repeatable), the same again for the code of REF:
    a temporary git worktree of REF, served by identical servers (same interpreter and
    packages, same database, its own gunicorn.conf.py), its slices alternated with the
    current tree's in the same rounds, so "before and after" is one run on one load.
+   ``--baseline HEAD --baseline main`` sets the A/A (the current commit against itself)
+   beside the A/B in that one run: a change counts only where its A/B is outside the A/A.
 
 Each server takes its tree's gunicorn.conf.py (workers, worker class, threads), so a
 change of the production default is measured as such; ``--workers``, ``--worker-class``
@@ -361,7 +363,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, help="Override every tree's gunicorn.conf.py.")
     parser.add_argument("--worker-class", help="Override every tree's gunicorn.conf.py (sync, gthread).")
     parser.add_argument("--threads", type=int, help="Override every tree's gunicorn.conf.py (gthread).")
-    parser.add_argument("--baseline", metavar="REF", help="Also serve the code of REF and alternate with it.")
+    parser.add_argument("--baseline", metavar="REF", action="append", default=[],
+                        help="Also serve the code of REF and alternate with it. Repeatable: "
+                             "--baseline HEAD --baseline main gives the A/A beside the A/B in one run.")
     parser.add_argument("--no-async", action="store_true", help="Leave out recall with asynchronous commit.")
     parser.add_argument("--no-stream", action="store_true", help="Leave out recall with records through the stream.")
     parser.add_argument("--no-q", action="store_true", help="Leave out recall with natural-language q.")
@@ -375,9 +379,9 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="bench-recall-"))
     versions = [Version("current", ROOT, gunicorn_settings(ROOT, overrides))]
     try:
-        if args.baseline:
-            tree = baseline_tree(args.baseline, scratch)
-            versions.append(Version(f"baseline {args.baseline}", tree, gunicorn_settings(tree, overrides)))
+        for ref in args.baseline:
+            tree = baseline_tree(ref, scratch)
+            versions.append(Version(f"baseline {ref}", tree, gunicorn_settings(tree, overrides)))
         run(args, versions, overrides, scratch)
     finally:
         for version in versions[1:]:
@@ -564,8 +568,8 @@ def run(args, versions: list[Version], overrides: dict, scratch: Path) -> None:
         name = f"{prefix}{STREAM_MODE}"
         print(f"{name}: wrk counted {served[name]:,} answered recalls; the drain wrote {count:,} records, "
               f"{waiting:,} left in the stream (answered after wrk stopped counting: written, not counted)")
-    if len(versions) > 1:
-        label = versions[1].label
+    for baseline in versions[1:]:
+        label = baseline.label
         print()
         print(f"current / {label}, round by round (median):")
         for name in [name for name, version, *_ in modes if version is versions[0]]:

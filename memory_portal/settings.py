@@ -247,6 +247,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # The operations answered by plain Django views (recall), declared by DRF views.
+    "PREPROCESSING_HOOKS": ["reviews.api.schema.document_plain_views"],
     # drf-spectacular's own enum hook, then the errors every operation shares.
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

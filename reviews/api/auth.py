@@ -64,6 +64,14 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):
         return {"type": "http", "scheme": "bearer"}
 
 
+def scope_refusal(key, scope: str) -> str | None:
+    """Why ``key`` may not call an operation that needs ``scope``; None when it may. The
+    one rule of DRF's views (HasScope) and recall's plain view (api/recall.py)."""
+    if key.has_scope(scope):
+        return None
+    return f"This API key lacks the '{scope}' scope."
+
+
 class HasScope(permissions.BasePermission):
     """The view's ``required_scope`` must be among the key's scopes."""
 
@@ -74,7 +82,8 @@ class HasScope(permissions.BasePermission):
         scope = getattr(view, "required_scope", None)
         if key is None or scope is None:
             return False
-        if not key.has_scope(scope):
-            self.message = f"This API key lacks the '{scope}' scope."
+        refusal = scope_refusal(key, scope)
+        if refusal:
+            self.message = refusal
             return False
         return True

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 from django.utils.datastructures import MultiValueDict
 from django.utils.http import urlencode
 from drf_spectacular.openapi import AutoSchema
-from rest_framework import serializers
+from rest_framework import exceptions, serializers
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from ..actors import Actor
 from ..policy.identifiers import validate_identifier
 from ..sharedcache import CACHE_ERRORS
-from .auth import HasScope
+from .auth import ApiKeyAuthentication, HasScope, scope_refusal
 
 
 logger = logging.getLogger(__name__)
@@ -38,11 +38,19 @@ class ApiKeyRateThrottle(SimpleRateThrottle):
     retry_after: float | None = None  # seconds left in the window, once refused
 
     def allow_request(self, request, view):
-        if self.rate is None or request.auth is None:
+        if request.auth is None:
+            return True
+        return self.allow_key(request.auth)
+
+    def allow_key(self, api_key) -> bool:
+        """Count a call of ``api_key``; False once it is over the rate (then ``wait()`` says
+        for how long). DRF's views call it through ``allow_request``, recall's plain view
+        directly (reviews/api/recall.py)."""
+        if self.rate is None:
             return True
         now = self.timer()
         window = int(now // self.duration)
-        key = self.cache_format % {"scope": self.scope, "ident": f"{request.auth.prefix}:{window}"}
+        key = self.cache_format % {"scope": self.scope, "ident": f"{api_key.prefix}:{window}"}
         try:
             calls = self._count_call(key)
         except CACHE_ERRORS:
@@ -113,6 +121,29 @@ class ApiAutoSchema(AutoSchema):
         name = super().get_serializer_name(serializer, direction)
         owner, _, _ = serializer.__class__.__qualname__.rpartition(".")
         return f"{owner.removesuffix('Api')}{name}" if owner else name
+
+
+def api_key_gate(request, scope: str):
+    """The key of a request to a plain Django view, checked as DRF checks it for an
+    ApiView, in the same order and with the same classes: the key (401, naming the scheme
+    in ``WWW-Authenticate`` as DRF's handle_exception does), its scope (403), its rate
+    (429). Recall's view (reviews/api/recall.py) is the one that needs it."""
+    authentication = ApiKeyAuthentication()
+    try:
+        found = authentication.authenticate(request)
+        if found is None:
+            raise exceptions.NotAuthenticated()
+    except (exceptions.NotAuthenticated, exceptions.AuthenticationFailed) as refused:
+        refused.auth_header = authentication.authenticate_header(request)
+        raise
+    key = found[1]
+    refusal = scope_refusal(key, scope)
+    if refusal:
+        raise exceptions.PermissionDenied(refusal)
+    throttle = ApiKeyRateThrottle()
+    if not throttle.allow_key(key):
+        raise exceptions.Throttled(throttle.wait())
+    return key
 
 
 class ApiView(APIView):
@@ -193,15 +224,21 @@ def unknown_fields(data: Mapping, fields: Mapping) -> list[str]:
     return sorted(key for key in data if key not in fields)
 
 
+def refuse_unknown_fields(data: Mapping, fields: Mapping) -> None:
+    """StrictSerializer's rule, also recall's plain view's: a key none of ``fields`` names
+    is a 400 naming it, so a typo is an error rather than silently ignored."""
+    unknown = unknown_fields(data, fields)
+    if unknown:
+        raise serializers.ValidationError({key: ["Unknown field."] for key in unknown})
+
+
 class StrictSerializer(OnceEachParameter, serializers.Serializer):
-    """Refuses keys it does not know, so a typo is an error rather than silently ignored,
-    and a query parameter given twice (OnceEachParameter)."""
+    """Refuses keys it does not know (refuse_unknown_fields) and a query parameter given
+    twice (OnceEachParameter)."""
 
     def to_internal_value(self, data):
         if isinstance(data, dict):
-            unknown = unknown_fields(data, self.fields)
-            if unknown:
-                raise serializers.ValidationError({key: ["Unknown field."] for key in unknown})
+            refuse_unknown_fields(data, self.fields)
         return super().to_internal_value(data)
 
 

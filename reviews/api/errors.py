@@ -38,8 +38,19 @@ def error_body(code: str, message: str, details=None) -> dict:
 
 
 def api_exception_handler(exc, context):
+    """DRF's EXCEPTION_HANDLER: every DRF view's failures in SPEC §7's shape."""
+    answer = error_answer(exc)
+    if answer is None:
+        return None  # a real bug: let Django log it and answer 500
+    status_code, body, headers = answer
+    return Response(body, status=status_code, headers=headers)
+
+
+def error_answer(exc) -> tuple[int, dict, dict] | None:
+    """The status, SPEC §7 body and headers that answer ``exc``; None for an exception that
+    is a bug (a 500). Shared by DRF's views (api_exception_handler) and recall's plain view."""
     if isinstance(exc, DomainError):
-        return Response(error_body(exc.code, exc.message, exc.details), status=exc.http_status)
+        return exc.http_status, error_body(exc.code, exc.message, exc.details), {}
     if isinstance(exc, RequestDataTooBig):
         exc = PayloadTooLarge()
     elif isinstance(exc, Http404):
@@ -47,7 +58,7 @@ def api_exception_handler(exc, context):
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied()
     if not isinstance(exc, exceptions.APIException):
-        return None  # a real bug: let Django log it and answer 500
+        return None
     code = next((c for cls, c in _CODES.items() if isinstance(exc, cls)), "error")
     if isinstance(exc, exceptions.ValidationError):
         message, details = "The request is not valid.", exc.detail
@@ -59,7 +70,7 @@ def api_exception_handler(exc, context):
         details = {"retry_after": int(exc.wait)}
     if getattr(exc, "auth_header", None):
         headers["WWW-Authenticate"] = exc.auth_header
-    return Response(error_body(code, message, details), status=exc.status_code, headers=headers)
+    return exc.status_code, error_body(code, message, details), headers
 
 
 API_PATH_PREFIXES = ("/api/", "/compat/")

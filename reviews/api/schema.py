@@ -1,10 +1,36 @@
-"""The errors every operation shares, added to the OpenAPI schema in one place.
+"""The OpenAPI schema's hooks: the operations plain Django views answer, and the errors
+every operation shares, added in one place.
 
 An operation declares only its answers and the errors of its own (a stale version's 409);
 this drf-spectacular postprocessing hook (``SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"]``,
 the documented way to change the generated schema) adds what any operation may answer
 before or instead of its own work, in SPEC §7's shape.
+
+Recall is answered by a plain Django view (reviews/api/recall.py), which drf-spectacular
+does not read; ``document_plain_views`` (``SPECTACULAR_SETTINGS["PREPROCESSING_HOOKS"]``,
+hooks that receive and return the list of endpoints) adds its route with the DRF view that
+declares it, so the operation is documented as if that view were routed there.
 """
+from django.urls import reverse
+
+from .recall import RecallApi
+
+# (URL name, the DRF view that declares what the plain view at that name answers).
+PLAIN_VIEWS = (("api:recall", RecallApi),)
+
+
+def document_plain_views(endpoints):
+    """A preprocessing hook: each of PLAIN_VIEWS as drf-spectacular lists a routed DRF view,
+    (path, path regex, method, callback); the methods are those DRF documents (not HEAD
+    or OPTIONS)."""
+    for name, view_class in PLAIN_VIEWS:
+        path = reverse(name)
+        callback = view_class.as_view()
+        for method in view_class().allowed_methods:
+            if method not in ("HEAD", "OPTIONS"):
+                endpoints.append((path, path.lstrip("/"), method, callback))
+    return endpoints
+
 
 # A malformed request, no or an unknown key, a key without the scope, the rate limit.
 COMMON_ERROR_STATUSES = (400, 401, 403, 429)

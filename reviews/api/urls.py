@@ -10,7 +10,7 @@ from .keys import ApiKeyCreateApi, ApiKeyRevokeApi, ApiKeyRotateApi
 from .messages import MessagesIngestApi
 from .pending import PendingConfirmApi, PendingListApi, PendingRejectApi
 from .portal_link import PortalLinkCreateApi
-from .recall import RecallApi
+from .recall import recall
 from .review import ReviewApproveApi, ReviewDeferApi, ReviewQueueApi, ReviewRejectApi
 from .users import UserFactDeleteApi, UserFactsApi
 from .webhooks import WebhookDeleteApi, WebhooksApi
@@ -19,7 +19,7 @@ urlpatterns = [
     path("", api_index, name="index"),
     path("candidates", CandidateSubmitApi.as_view(), name="candidates-submit"),
     path("messages", MessagesIngestApi.as_view(), name="messages-ingest"),
-    path("recall", timed_recall(RecallApi.as_view()), name="recall"),
+    path("recall", timed_recall(recall), name="recall"),
     path("review/candidates", ReviewQueueApi.as_view(), name="review-candidates"),
     path("review/candidates/<int:candidate_id>/approve", ReviewApproveApi.as_view(), name="review-approve"),
     path("review/candidates/<int:candidate_id>/reject", ReviewRejectApi.as_view(), name="review-reject"),

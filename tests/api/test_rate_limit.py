@@ -64,10 +64,25 @@ def test_a_keys_count_is_one_number_whatever_the_rate(three_a_minute, tenant, ma
 
 
 def test_a_refused_call_counts_once_whichever_path_answers_it(three_a_minute, tenant, make_client):
-    """Recall's hot path (reviews/api/recall.py) hands bad parameters to DRF before it
-    counts: a 400 is counted once, as on every endpoint, and the fourth call is refused."""
+    """Recall's plain view (reviews/api/recall.py) counts a call before reading its
+    parameters, as DRF's views do: a 400 is counted once, and the fourth call is refused."""
     client = make_client(tenant, [Scope.RECALL])
     answers = [client.get(RECALL, {"user_id": "u1", "limit": "0"}).status_code for _ in range(2)]
     answers += [recall(client).status_code, recall(client).status_code]
 
     assert answers == [400, 400, 200, 429]
+
+
+@pytest.mark.urls("tests.api.recall_through_drf_urls")
+def test_the_plain_view_refuses_over_the_rate_as_drf_does(three_a_minute, tenant, make_client):
+    """The same 429, body and Retry-After, from recall's plain view and through DRF."""
+    from tests.api.recall_through_drf_urls import THROUGH_DRF
+
+    client = make_client(tenant, [Scope.RECALL])
+    for _ in range(3):
+        recall(client)
+
+    plain, drf = client.get(RECALL, {"user_id": "u1"}), client.get(THROUGH_DRF, {"user_id": "u1"})
+
+    assert plain.status_code == drf.status_code == 429
+    assert plain.content == drf.content and plain["Retry-After"] == drf["Retry-After"] == "10"

@@ -1,8 +1,11 @@
 """GET /api/v1/recall: scopes, parameters, the error shape, records, isolation, queries."""
 import pytest
 from django.db import connection
+from django.test import Client
 
 from reviews.models import RecallRecord, Scope
+from reviews.services.tenants import api_key_create
+from tests.api.recall_through_drf_urls import THROUGH_DRF
 
 URL = "/api/v1/recall"
 pytestmark = pytest.mark.django_db
@@ -195,20 +198,106 @@ def test_a_client_that_accepts_json_gets_json(recall_client, memory, accept):
     assert response.json()["facts"]
 
 
-def test_the_hot_path_answers_as_drf_does(recall_client, memory):
-    """Plain JSON takes recall's lean path; a negotiated Accept goes through DRF: the same
-    body, status and headers either way (reviews/api/recall.py, RecallApi.dispatch)."""
-    lean = recall_client.get(URL, {"user_id": "u1", "explain": "true"})
-    negotiated = recall_client.get(URL, {"user_id": "u1", "explain": "true"}, HTTP_ACCEPT="text/html, application/json;q=0.9")
+# Requests the plain view answers (GET or HEAD, JSON or no Accept): each is also sent to
+# RecallApi through DRF's dispatch, which must answer the same.
+AS_DRF_ANSWERS = {
+    "facts": ("get", "?user_id=u1", {}),
+    "explained, with q": ("get", "?user_id=u1&explain=true&q=tea", {}),
+    "head": ("head", "?user_id=u1", {}),
+    "accept json": ("get", "?user_id=u1&limit=5.0&explain=", {"HTTP_ACCEPT": "application/json"}),
+    "no user_id": ("get", "", {}),
+    "blank user_id": ("get", "?user_id=", {}),
+    "not printable": ("get", "?user_id=u1%00", {}),
+    "not utf-8": ("get", "?user_id=M%FCller", {}),
+    "every field wrong": ("get", "?user_id=u1&limit=0&explain=2&entity=flask&field=&q=" + "x" * 501, {}),
+    "list items": ("get", "?user_id=u1&entity=a:b&entity=bad&field=" + "f" * 81, {}),
+    "too many entities": ("get", "?user_id=u1&" + "&".join(f"entity=p:{i}" for i in range(21)), {}),
+    "unknown and repeated": ("get", "?user_id=a&user_id=b&zz=1&format=json", {}),
+    "repeated": ("get", "?user_id=a&user_id=b&limit=1&limit=2", {}),
+    "in Chinese": ("get", "?limit=0&include_sensitive=maybe", {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}),
+    "sensitive without the scope": ("get", "?user_id=u1&include_sensitive=true", {}),
+}
 
-    assert lean.status_code == negotiated.status_code == 200
-    assert {**lean.json(), "recall_id": 0} == {**negotiated.json(), "recall_id": 0}
-    assert lean.json()["recall_id"] != negotiated.json()["recall_id"]
-    for header in ("Content-Type", "Allow", "Vary", "Cache-Control", "X-Request-ID"):
-        assert (header in lean) == (header in negotiated), header
-        if header != "X-Request-ID":
-            assert lean.get(header) == negotiated.get(header), header
-    assert RecallRecord.objects.count() == 2
+
+# Callers refused before the parameters are read, with a request either way.
+REFUSED_CALLERS = [(caller, case) for caller in ("ingest key", "no key", "unknown key", "basic auth")
+                   for case in ("facts", "head", "every field wrong")]
+
+
+@pytest.mark.urls("tests.api.recall_through_drf_urls")
+@pytest.mark.parametrize(("caller", "case"), [("recall key", case) for case in AS_DRF_ANSWERS] + REFUSED_CALLERS)
+def test_the_plain_view_answers_as_drf_does(recall_client, ingest_client, client, memory, caller, case):
+    """Status, body (but the record's id) and headers, through the middlewares; a record
+    for each answered call and none for a refused one."""
+    method, query, extra = AS_DRF_ANSWERS[case]
+    extra = {**extra, **{
+        "unknown key": {"HTTP_AUTHORIZATION": "Bearer mp_unknown"}, "basic auth": {"HTTP_AUTHORIZATION": "Basic x"},
+    }.get(caller, {})}
+    sender = {"recall key": recall_client, "ingest key": ingest_client}.get(caller, client)
+    records = RecallRecord.objects.count()
+
+    plain = getattr(sender, method)(URL + query, **extra)
+    drf = getattr(sender, method)(THROUGH_DRF + query, **extra)
+
+    assert plain.status_code == drf.status_code, plain.content
+    if plain.status_code == 200:
+        assert RecallRecord.objects.count() == records + 2
+        if method == "get":
+            assert plain.json()["recall_id"] != drf.json()["recall_id"]
+            assert {**plain.json(), "recall_id": 0} == {**drf.json(), "recall_id": 0}
+    else:
+        assert RecallRecord.objects.count() == records
+        assert plain.content == drf.content
+    ignored = {"X-Request-ID"} | ({"Content-Length"} if plain.status_code == 200 else set())
+    assert {k: v for k, v in plain.headers.items() if k not in ignored} == {
+        k: v for k, v in drf.headers.items() if k not in ignored
+    }
+
+
+def test_parameter_errors_are_in_each_requests_language(recall_client):
+    """The parameters' fields are bound once per language: a message with a figure in it,
+    once shown, is not shown in that language to the next caller."""
+    def message(language):
+        response = recall_client.get(URL, {"user_id": "u1", "limit": "0"}, HTTP_ACCEPT_LANGUAGE=language)
+        return assert_error(response, 400, "invalid")["details"]["limit"]
+
+    assert message("en") == ["Ensure this value is greater than or equal to 1."]
+    assert message("zh-hans") == ["请确保该值大于或者等于 1。"]
+    assert message("en") == ["Ensure this value is greater than or equal to 1."]
+
+
+@pytest.mark.parametrize("method", ["post", "put", "patch", "delete"])
+def test_other_methods_are_refused_as_drf_refuses_them(recall_client, client, memory, method):
+    """After the key (a stranger learns nothing), in the error shape, with ``Allow``."""
+    assert_error(getattr(client, method)(URL + "?user_id=u1"), 401, "unauthenticated")
+
+    refused = getattr(recall_client, method)(URL + "?user_id=u1")
+
+    assert_error(refused, 405, "method_not_allowed")
+    assert refused["Allow"] == "GET, HEAD, OPTIONS"
+    assert not RecallRecord.objects.exists()
+
+
+def test_a_post_is_refused_in_the_error_shape_even_where_csrf_is_checked(tenant, memory):
+    """The API authenticates by key, not cookie: the plain view is exempt from CSRF as DRF's
+    views are, so a POST meets the key check and the 405, not Django's CSRF page."""
+    _, raw = api_key_create(tenant=tenant, scopes=[Scope.RECALL])
+    strict = Client(enforce_csrf_checks=True)
+
+    assert_error(strict.post(URL + "?user_id=u1"), 401, "unauthenticated")
+    assert_error(strict.post(URL + "?user_id=u1", HTTP_AUTHORIZATION=f"Bearer {raw}"), 405, "method_not_allowed")
+
+
+def test_a_bug_is_a_500_in_the_error_shape_not_an_answer(recall_client, memory, monkeypatch):
+    """The plain view turns the API's own failures into answers and nothing else: an
+    exception it does not know reaches Django (logged, 500 in SPEC §7's shape)."""
+    def broken(**kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr("reviews.api.recall.recall_perform", broken)
+    recall_client.raise_request_exception = False
+
+    assert_error(recall_client.get(URL, {"user_id": "u1"}), 500, "server_error")
 
 
 def test_a_client_that_accepts_no_json_is_told_so(recall_client, memory):

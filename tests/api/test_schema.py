@@ -54,3 +54,20 @@ def test_an_operations_own_error_is_kept_and_the_error_component_added_when_miss
     assert list(result["paths"]["/api/v1/other"]["get"]["responses"]) == ["200", "400", "401", "403", "429"]
     assert result["paths"]["/api/v1/other"]["parameters"] == []
     assert set(result["components"]["schemas"]) == {"ApiError", "ApiErrorDetail"}
+
+
+def test_recall_is_documented_as_if_its_drf_view_were_routed_there():
+    """/api/v1/recall is a plain Django view (reviews/api/recall.py); the preprocessing hook
+    documents it with RecallApi. The whole schema equals the one drf-spectacular makes
+    with RecallApi routed at that path."""
+    from django.urls import path
+
+    from memory_portal.urls import urlpatterns
+    from reviews.api.recall import RecallApi
+
+    routed = SchemaGenerator(patterns=[path("api/v1/recall", RecallApi.as_view()), *urlpatterns])
+
+    documented = _schema()
+    assert documented == routed.get_schema(request=None, public=True)
+    assert documented["paths"]["/api/v1/recall"]["get"]["operationId"] == "v1_recall_retrieve"
+    assert list(documented["paths"]) == sorted(documented["paths"])  # in its place, not appended
