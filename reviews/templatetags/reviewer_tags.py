@@ -85,6 +85,7 @@ def sensitivity_label(code: str) -> str:
 # The same filter as label_tags' (one definition, reviews/labels.py), kept here for the
 # reviewer templates that load only this library.
 register.filter("source_label", labels.source_label)
+register.filter("action_label", labels.action_label)
 
 
 DECISION_LABELS = {
