@@ -162,6 +162,16 @@ def when(value) -> str:
     return gettext("on %(date)s") % {"date": date_format(day, pgettext("short date", "j M Y"))}
 
 
+# A point in time a person acts on ("will be deleted at …", "figures as of …"): the date, the
+# time and the time zone, so that no one guesses which day, or whose 23:02, is meant.
+def moment(value) -> str:
+    """"7 Dec 2026, 23:02 UTC" (Chinese: 2026年12月7日 23:02 UTC), in the site's time zone."""
+    if not value:
+        return ""
+    local = timezone.localtime(value) if timezone.is_aware(value) else value
+    return date_format(local, pgettext("date, time and time zone", "j M Y, H:i T"))
+
+
 # Who acted, for a reader: staff by username (selectors.actor_names reads those); the other
 # kinds of actor (SPEC §6) by what they are.
 ACTOR_KIND_LABELS = {

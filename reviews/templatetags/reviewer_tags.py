@@ -86,6 +86,7 @@ def sensitivity_label(code: str) -> str:
 # reviewer templates that load only this library.
 register.filter("source_label", labels.source_label)
 register.filter("action_label", labels.action_label)
+register.filter("moment", labels.moment)
 
 
 DECISION_LABELS = {

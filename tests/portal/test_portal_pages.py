@@ -1,9 +1,11 @@
 """The self-service pages end to end through Django's test client (no JavaScript)."""
 import json
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 
 import pytest
+import time_machine
 from django.utils import timezone
 
 from reviews.actors import Actor
@@ -255,6 +257,18 @@ class TestFactControls:
         assert Fact.objects.get(pk=alice.name.pk).status == "active"  # nothing erased yet
         [scheduled] = events(tenant, "fact.deletion_scheduled")
         assert scheduled.actor == "subject:alice" and scheduled.object_id == str(alice.name.pk)
+
+    @pytest.mark.parametrize("language, shown", [
+        ("en", "Name (Alice) will be deleted at 9 Nov 2026, 07:02 CST."),
+        ("zh-hans", "将在 2026年11月9日 07:02 CST 删除"),
+    ])
+    def test_the_time_of_a_deletion_says_its_day_and_time_zone(self, alice, alice_client, settings, language, shown):
+        settings.TIME_ZONE = "Asia/Shanghai"  # 23:02 UTC is the next morning there
+        alice_client.cookies["django_language"] = language
+        with time_machine.travel(datetime(2026, 11, 8, 23, 1, 45, tzinfo=dt_timezone.utc), tick=False):
+            alice_client.post(f"/me/facts/{alice.name.pk}/delete/")
+            page = text(alice_client.get("/me/deletions/", HTTP_HX_REQUEST="true", HTTP_ACCEPT_LANGUAGE=language))
+        assert shown in page, page
 
     def test_after_the_window_the_page_carries_the_deletion_out_and_says_where(self, tenant, alice, alice_client):
         alice_client.post(f"/me/facts/{alice.name.pk}/delete/")
