@@ -162,6 +162,18 @@ class TestUndoApprove:
         }
         assert all(event.actor == f"reviewer:{reviewer.pk}" for event in audit_of(tenant, "candidate.decision_undone"))
 
+    def test_an_item_waiting_for_the_user_goes_back_to_them(self, tenant, reviewer):
+        approved = pending(tenant, value="Lyon")
+        [asked] = propose(tenant, "alice", candidate(field="location", value="Lyon", confidence=0.6,
+                                                      source_message_id="m-2"))
+        assert asked.status == "pending_user"
+        approve_as(reviewer, approved)
+        asked.refresh_from_db()
+        assert (asked.status, asked.reason) == ("superseded", "same_as_published")
+        undo(reviewer, approved)
+        asked.refresh_from_db()
+        assert (asked.status, asked.reason, asked.version) == ("pending_user", "needs_confirmation", 3)
+
     def test_only_the_decider_reopens_them(self, tenant, reviewer, second_reviewer):
         approved = pending(tenant, value="Lyon")
         same = pending(tenant, value="Lyon", source_message_id="m-2", confidence=0.85)
