@@ -59,6 +59,9 @@ def test_actions_read_as_names_and_their_codes_still_filter(review_queue, review
     bulk = AuditEvent.objects.get(tenant_id=tenant.pk, action="candidates.bulk_approve")
     assert filtered.count('class="event"') == 1 and f'data-event="{bulk.seq}"' in filtered
 
+    # The action box suggests each action by name, sending its code.
+    assert 'list="audit-actions"' in html and '<option value="candidates.bulk_approve">Bulk approval</option>' in html
+
     chinese = signed_in(auditor, HTTP_ACCEPT_LANGUAGE="zh-hans")
     chinese.cookies["django_language"] = "zh-hans"
     assert 'data-action="candidates.bulk_approve">批量批准</a>' in chinese.get(LOG).content.decode()
