@@ -492,3 +492,25 @@ class TestOnlyWhatIsTheirs:
         assert response.status_code == 403
         assert Candidate.objects.get(pk=contest.pk).status == "pending_review"
         assert Fact.objects.get(pk=alice.role.pk).status == "contested"
+
+
+class TestChineseSpacing:
+    """The subject's pages in Chinese have no ASCII space between two Chinese characters,
+    within an element or across elements (tests/review/test_chinese_pages.py's check; the
+    portal's words are checked by its catalogue test)."""
+
+    def test_no_space_between_chinese_words_on_any_page(self, alice, alice_client):
+        from tests.review.test_chinese_pages import problems_in
+
+        alice_client.cookies["django_language"] = "zh-hans"
+        alice_client.post(f"/me/facts/{alice.name.pk}/delete/")  # a scheduled deletion on the page
+        paths = ["/me/", "/me/waiting/", "/me/controls/", "/me/about/", f"/me/facts/{alice.role.pk}/",
+                 f"/me/facts/{alice.database.pk}/"]
+        found = {}
+        for path in paths:
+            response = alice_client.get(path, HTTP_ACCEPT_LANGUAGE="zh-hans")
+            assert response.status_code == 200, path
+            problems = problems_in(response.content.decode(), english=False)
+            if problems:
+                found[path] = problems
+        assert not found, "\n".join(f"{path}:\n  " + "\n  ".join(problems) for path, problems in found.items())

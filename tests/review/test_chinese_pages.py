@@ -58,7 +58,7 @@ BREAKS = {
 # space in a sentence: badges (pills), and the children of a flex container (a flex item's
 # surrounding whitespace is not rendered): <nav>s and these classes.
 BOXES = {"badge"}
-FLEX = {"topnav", "tabs", "event-head", "chain-status"}
+FLEX = {"topnav", "tabs", "event-head", "chain-status", "fact-head"}
 NOT_RENDERED = {"script", "style", "svg", "template", "title", "head"}
 BREAK = "\x1e"  # not whitespace: the collapsing of spaces leaves it alone
 # A space inside what users wrote is theirs: masked in the flattened text, so only the
@@ -124,14 +124,16 @@ class VisibleText(HTMLParser):
         self.pieces.append(data)
 
 
-def problems_in(html: str) -> list[str]:
+def problems_in(html: str, *, english: bool = True) -> list[str]:
+    """What is unfinished: English words of the interface (``english``), and ASCII spaces
+    between Chinese characters."""
     parser = VisibleText()
     parser.feed(html)
     found = []
     for text in parser.texts:
-        english = english_words(text)
-        if english:
-            found.append(f"English {english}: {text[:120]!r}")
+        words = english_words(text) if english else []
+        if words:
+            found.append(f"English {words}: {text[:120]!r}")
         if SPACE_BETWEEN_CJK.search(text):
             found.append(f"space between Chinese characters: {text[:120]!r}")
     # The same across elements: the space a template puts between two of its words, or
