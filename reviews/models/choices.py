@@ -1,6 +1,7 @@
 """The vocabularies of SPEC §1–§4, in one place."""
 from django.db import models
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 
 class Role(models.TextChoices):
@@ -16,6 +17,17 @@ class Scope(models.TextChoices):
     REVIEW = "review", "review"
     ADMIN = "admin", "admin"
     SUBJECT = "subject", "subject"  # a host app acting for its signed-in user on their pending items
+
+
+class EntityType(models.TextChoices):
+    """The entity types a tenant's schema may give fields to (SPEC §2): a new field is for one
+    of these, so a typo ("usr") cannot start a type no extractor or page knows. Labels as
+    staff read them (the subject reads their own entity as "You", labels.py)."""
+
+    USER = "user", pgettext_lazy("entity type", "User")
+    PROJECT = "project", pgettext_lazy("entity type", "Project")
+    ORGANIZATION = "organization", pgettext_lazy("entity type", "Organisation")
+    PREFERENCE = "preference", pgettext_lazy("entity type", "Preferences")
 
 
 class Cardinality(models.TextChoices):

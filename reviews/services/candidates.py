@@ -786,18 +786,22 @@ def _touchable_facts(candidate: Candidate, subject: Subject) -> list[Fact]:
 
 def _state_before_decision(candidate: Candidate, subject: Subject) -> dict:
     """What a decision may change, read under the subject's lock before it does."""
-    older_open, suppressed = [], False
+    open_in_slot, suppressed = [], False
     facts = {str(fact.pk): {**_state(fact, _FACT_STATE), "version": fact.version} for fact in _touchable_facts(candidate, subject)}
     if candidate.entity_id is not None:
-        older_open = list(
+        # Every other waiting item of the slot, older and newer: the decision may close any
+        # of them (an older one as superseded, any one proposing the value it publishes),
+        # and an undo reopens those it closed.
+        open_in_slot = list(
             Candidate.objects.filter(
                 subject=subject,
                 entity_id=candidate.entity_id,
                 field=candidate.field,
                 thread_id=candidate.thread_id,
                 status__in=OPEN_CANDIDATE_STATUSES,
-                pk__lt=candidate.pk,
-            ).values("pk", "status", "reason")
+            )
+            .exclude(pk=candidate.pk)
+            .values("pk", "status", "reason", "version")
         )
         suppressed = SuppressedValue.objects.filter(
             subject=subject, entity_id=candidate.entity_id, field=candidate.field, value_digest=value_digest(candidate.value)
@@ -805,7 +809,7 @@ def _state_before_decision(candidate: Candidate, subject: Subject) -> dict:
     return {
         "candidate": _state(candidate, _CANDIDATE_STATE),
         "facts": facts,
-        "older_open": older_open,
+        "open_in_slot": open_in_slot,
         "suppressed": suppressed,
     }
 
@@ -846,6 +850,32 @@ def _keep_for_undo(
 
 def _facts_as_left(rows) -> dict[str, list]:
     return {str(row.pk): [row.status, row.version] for row in rows}
+
+
+# Why the re-judging of a slot closes a waiting item (services.waiting): the reasons an undo
+# of the decision that changed the slot takes back.
+_CLOSED_BY_REJUDGING = (Reason.NEWER_CANDIDATE, Reason.SAME_AS_PUBLISHED)
+
+
+def _closed_by(before: dict) -> list[tuple[int, str, int, str, str]]:
+    """The items the decision closed when it judged its slot again, locked, as
+    :func:`transitions.candidates_reopen` takes them: each waiting item the decision found
+    that is now superseded for one of those reasons, and (when the version was kept) moved
+    exactly once since, by that closing; nothing else can have closed it while the slot
+    stayed as the decision left it (:func:`undo_refusal`)."""
+    # Decisions kept before newer items were recorded list the older ones only.
+    found = {row["pk"]: row for row in before.get("open_in_slot", before.get("older_open", []))}
+    closed = (
+        Candidate.objects.select_for_update()
+        .filter(pk__in=list(found), status=CandidateStatus.SUPERSEDED, reason__in=_CLOSED_BY_REJUDGING)
+        .order_by("pk")
+        .values_list("pk", "status", "version")
+    )
+    return [
+        (pk, status, version, found[pk]["status"], found[pk]["reason"])
+        for pk, status, version in closed
+        if found[pk].get("version") in (None, version - 1)
+    ]
 
 
 def undo_refusal(undo: DecisionUndo | None, candidate: Candidate, *, subject: Subject, now) -> str | None:
@@ -918,8 +948,11 @@ def candidate_undo(*, tenant: Tenant, candidate_id: int, actor: Actor) -> Candid
        (status deleted, value emptied; rows are never removed), a fact it changed gets its former value,
        source and status back as its next version (a contest it upheld or closed is
        contested again).
-    4. Reopen the candidates it superseded, lift the suppression it added, restore the
-       candidate itself; audit each change and refresh the projection.
+    4. Reopen the waiting items it closed when it judged its slot again (superseded by it,
+       or closed because it published their value: :func:`_closed_by`), each back to the
+       state it was judged in against the value restored now, with a new version; lift the
+       suppression it added, restore the candidate itself; audit each change and refresh
+       the projection.
     """
     candidate, subject = _locked_candidate(tenant=tenant, candidate_id=candidate_id, user_id=None)
     now = timezone.now()
@@ -938,18 +971,8 @@ def candidate_undo(*, tenant: Tenant, candidate_id: int, actor: Actor) -> Candid
         _fact_undone(fact, before["facts"].get(str(fact.pk)), candidate=candidate, subject=subject, actor=actor, now=now)
         for fact in changed
     ]
-    found_open = {row["pk"]: row for row in before["older_open"]}
-    superseded = Candidate.objects.select_for_update().filter(
-        pk__in=list(found_open), status=CandidateStatus.SUPERSEDED, reason=Reason.NEWER_CANDIDATE
-    )
     reopened = transitions.candidates_reopen(
-        [
-            (pk, status, version, found_open[pk]["status"], found_open[pk]["reason"])
-            for pk, status, version in superseded.order_by("pk").values_list("pk", "status", "version")
-        ],
-        subject=subject,
-        actor=actor,
-        by_candidate=candidate.pk,
+        _closed_by(before), subject=subject, actor=actor, by_candidate=candidate.pk
     )
     if undo.action == ReviewDecision.REJECT and not before["suppressed"] and candidate.entity_id is not None:
         SuppressedValue.objects.filter(

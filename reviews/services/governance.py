@@ -27,6 +27,7 @@ from ..models import (
     AuditAction,
     Cardinality,
     Category,
+    EntityType,
     ExtractorName,
     Fact,
     FactStatus,
@@ -47,7 +48,6 @@ from ..screening import Screen, Text, Verbatim
 FIELD_ATTRIBUTES = ("cardinality", "sensitivity", "category", "auto_approve", "retention_days", "labels")
 # What a published fact copies from its field's definition (recall filters on the copy).
 FACT_SNAPSHOT_ATTRIBUTES = ("cardinality", "sensitivity", "category")
-_ENTITY_TYPE = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
 _FIELD_NAME = re.compile(rf"^(?:{re.escape(RELATION_PREFIX)})?[a-z][a-z0-9_]{{0,62}}$")
 _RELATION_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 MAX_RETENTION_DAYS = 36_500
@@ -129,9 +129,10 @@ def _active_facts(tenant: Tenant, entity_type: str, field: str):
 
 def field_add_check(*, tenant: Tenant, entity_type: str, field: str, attributes: Mapping) -> dict:
     """The new field's definition, validated; raises :class:`InvalidInput`."""
-    if not isinstance(entity_type, str) or not _ENTITY_TYPE.match(entity_type):
+    if entity_type not in EntityType.values:
         raise InvalidInput(
-            "An entity type is a lowercase slug (letters, digits, - and _).", details={"entity_type": entity_type}
+            f"Unknown entity type; a field is for one of: {', '.join(EntityType.values)}.",
+            details={"entity_type": entity_type, "allowed": list(EntityType.values)},
         )
     if not isinstance(field, str) or not _FIELD_NAME.match(field):
         raise InvalidInput(

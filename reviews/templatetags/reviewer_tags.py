@@ -15,7 +15,7 @@ from django.utils.timesince import timesince
 from django.utils.translation import gettext, gettext_lazy as _, pgettext_lazy
 
 from .. import labels
-from ..models import CandidateFlag, CandidateStatus, Kind, MemoryScope, Reason, Sensitivity
+from ..models import CandidateFlag, CandidateStatus, EntityType, Kind, MemoryScope, Reason, Sensitivity
 
 register = template.Library()
 
@@ -85,6 +85,8 @@ def sensitivity_label(code: str) -> str:
 # The same filter as label_tags' (one definition, reviews/labels.py), kept here for the
 # reviewer templates that load only this library.
 register.filter("source_label", labels.source_label)
+register.filter("action_label", labels.action_label)
+register.filter("moment", labels.moment)
 
 
 DECISION_LABELS = {
@@ -101,13 +103,9 @@ def decision_label(kind: str) -> str:
 
 
 # Entity types as staff read them (labels.DEFAULT_ENTITY_TYPE_LABELS speaks to the subject:
-# their own entity is "You"); a tenant's own type reads as words.
-ENTITY_TYPE_LABELS = {
-    "user": pgettext_lazy("entity type", "User"),
-    "project": pgettext_lazy("entity type", "Project"),
-    "organization": pgettext_lazy("entity type", "Organisation"),
-    "preference": pgettext_lazy("entity type", "Preferences"),
-}
+# their own entity is "You"); a type a tenant added before the vocabulary was closed reads
+# as words.
+ENTITY_TYPE_LABELS = dict(EntityType.choices)
 
 
 @register.filter

@@ -28,7 +28,8 @@ from ..audit import verify_tenant
 from ..selectors.audit import AuditCursor, audit_events_page
 from ..errors import InvalidInput, NotFound
 from ..exports import ExportFilters
-from ..models import ActorKind, AuditChainHead, AuditExport, ExportFormat, ExportStatus
+from ..labels import action_label
+from ..models import ActorKind, AuditAction, AuditChainHead, AuditExport, ExportFormat, ExportStatus
 from ..web.forms import IdentifierField
 from ..permissions import can_audit, staff_tenant
 from ..selectors.queue import actor_names
@@ -220,9 +221,14 @@ OBJECT_PAGES = {"candidate": "reviews:candidate", "fact": "reviews:fact-recalls"
 
 
 class LogForm(ExportForm):
-    """The export's filters without its format: the same rows, read a page at a time."""
+    """The export's filters without its format: the same rows, read a page at a time. The
+    action box suggests every action by its name (a datalist: the name shown, the code sent)."""
 
     format = None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["action"].widget.attrs["list"] = "audit-actions"
 
 
 def chain_status(tenant) -> dict:
@@ -326,6 +332,7 @@ def audit_log(request):
             "first_url": reverse("reviews:audit-log") + ("?" + _without_cursor(request) if _without_cursor(request) else ""),
             "paged": cursor is not None,
             "chain": chain_status(request.tenant),
+            "action_names": [(code, action_label(code)) for code in AuditAction.values],
         },
         status=200 if not form.is_bound or form.is_valid() else 400,
     )

@@ -37,6 +37,7 @@ from ..models import (
     AuditEvent,
     Cardinality,
     Category,
+    EntityType,
     ExtractorName,
     FieldDefinition,
     Membership,
@@ -125,8 +126,29 @@ class RelationLabelsForm(forms.Form):
     label_zh = FieldAttributesForm.base_fields["label_zh"]
 
 
+class EntityTypeField(forms.ChoiceField):
+    """A select of the closed vocabulary (EntityType). A value sent around it ("usr") is
+    refused naming the types there are, as governance.field_add_check refuses it for the
+    other callers (the Django admin, commands)."""
+
+    default_error_messages = {
+        "invalid_choice": gettext_lazy("“%(value)s” is not an entity type. Choose one of: %(allowed)s."),
+    }
+
+    def __init__(self, **kwargs):
+        super().__init__(choices=EntityType.choices, **kwargs)
+
+    def validate(self, value):
+        if value and value not in EntityType.values:
+            raise forms.ValidationError(
+                self.error_messages["invalid_choice"], code="invalid_choice",
+                params={"value": value, "allowed": ", ".join(EntityType.values)},
+            )
+        super().validate(value)
+
+
 class FieldAddForm(FieldAttributesForm):
-    entity_type = forms.CharField(max_length=64, label=gettext_lazy("Entity type"))
+    entity_type = EntityTypeField(label=gettext_lazy("Entity type"))
     field = forms.CharField(max_length=80, label=gettext_lazy("Field"))
     field_order = ["entity_type", "field", *governance.FIELD_ATTRIBUTES, "label_en", "label_zh"]
 

@@ -2,8 +2,13 @@
 file and has it verified, in a real browser."""
 import pytest
 
+from reviews.actors import Actor
 from reviews.models import AuditExport, ExportStatus
 from reviews.services.audit_export import audit_export_run
+from reviews.services.candidates import candidates_bulk_decide
+from tests.browser.axe import assert_no_axe_violations
+from tests.browser.test_reviewer import signed_in_context
+from tests.review.conftest import review_queue  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -57,3 +62,25 @@ def test_the_form_starts_an_export_in_the_background(page, login, screenshot, te
     assert (job.status, job.format, job.filters["user_id"]) == ("ready", "csv", "user-42")
     page.goto("/audit/")
     assert page.locator(f"a[href='/audit/exports/{job.pk}/']").is_visible()
+
+
+@pytest.mark.parametrize("locale, name", [("en-US", "Bulk approval"), ("zh-CN", "批量批准")])
+@pytest.mark.parametrize("width, height", [(1366, 900), (390, 844)])
+def test_the_log_names_actions_and_filters_by_their_code(browser, live_server, screenshot, tenant, review_queue,
+                                                         reviewer, auditor, locale, name, width, height):
+    item = review_queue.evidence
+    candidates_bulk_decide(tenant=tenant, items=[(item.pk, item.version)], decision="approve",
+                           actor=Actor.reviewer(reviewer))
+    context, page = signed_in_context(browser, live_server, "audrey", locale=locale,
+                                      viewport={"width": width, "height": height})
+    try:
+        page.goto("/audit/log/")
+        badge = page.locator("[data-action='candidates.bulk_approve']")
+        assert badge.inner_text() == name and badge.get_attribute("title") == "candidates.bulk_approve"
+        screenshot(page, f"audit-log-actions-{locale}-{width}")
+        assert_no_axe_violations(page)
+        badge.click()  # its link filters by the code
+        page.wait_for_url("**/audit/log/?action=candidates.bulk_approve")
+        assert page.locator("[data-event]").count() == 1
+    finally:
+        context.close()

@@ -6,6 +6,7 @@ import pytest
 from reviews.models import ApiKey, Scope, Tenant
 from reviews.services.tenants import api_key_create
 from tests.browser.axe import assert_no_axe_violations
+from tests.browser.conftest import ARTIFACTS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -103,3 +104,53 @@ def test_the_console_at_phone_and_desktop_width(page, login, screenshot, tenant,
         assert overflow <= 0, f"{section} overflows by {overflow}px at {width}px"
         assert_no_axe_violations(page)
         screenshot(page, f"tenant-admin-{section}-{name}")
+
+
+def in_view(page, selector: str) -> dict:
+    """Where an element is against the window: its top inside the visible height, its left
+    and right edges inside the width, and nothing in it cut off by its own box (text meant
+    for screen readers only is 1 px on purpose)."""
+    return page.eval_on_selector(selector, """element => {
+        const box = element.getBoundingClientRect();
+        const clipped = [element, ...element.querySelectorAll('*')].filter(node =>
+            !node.closest('.visually-hidden') && ['hidden', 'clip'].includes(getComputedStyle(node).overflowX)
+            && node.scrollWidth > node.clientWidth);
+        return {top: box.top >= 0 && box.top < window.innerHeight, left: box.left >= 0,
+                right: box.right <= document.documentElement.clientWidth, clipped: clipped.length,
+                focused: document.activeElement === element};
+    }""")
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+@pytest.mark.parametrize("width, height", [(1366, 900), (390, 844)])
+def test_a_new_field_shows_what_will_change_where_the_admin_is(page, login, screenshot, live_server, tenant,
+                                                               tenant_admin, width, height, language):
+    page.set_viewport_size({"width": width, "height": height})
+    login("adam")
+    page.context.add_cookies([{"name": "django_language", "value": language, "url": live_server.url}])
+    page.goto("/tenant/schema/")
+    form = page.locator("[data-form=field-add]")
+    form.scroll_into_view_if_needed()  # "Add a field" is under the whole field table
+    form.locator("select[name=entity_type]").select_option("project")
+    form.locator("input[name=field]").fill("deadline")
+    form.locator("button[type=submit]").click()
+    page.locator("[data-step=proposal]").wait_for()
+    page.wait_for_function("document.activeElement && document.activeElement.dataset.step === 'proposal'")
+    assert in_view(page, "[data-step=proposal]") == {
+        "top": True, "left": True, "right": True, "clipped": 0, "focused": True}
+    # Laid out as a table: each heading stands over its column (a grid once shifted them).
+    columns = page.eval_on_selector("[data-step=proposal] table", """table => [table.tHead.rows[0],
+        table.tBodies[0].rows[0]].map(row => [...row.cells].map(cell => Math.round(cell.getBoundingClientRect().left)))""")
+    assert columns[0] == columns[1], columns
+    assert_no_axe_violations(page)
+    # What the admin sees (the window, not the whole page).
+    page.screenshot(path=str(ARTIFACTS / f"tenant-admin-field-preview-{width}-{language}.png"))
+
+    # A refusal comes where the admin is looking too.
+    page.goto("/tenant/schema/")
+    form.scroll_into_view_if_needed()
+    form.locator("input[name=field]").fill("name")  # user.name is in the schema already
+    form.locator("button[type=submit]").click()
+    page.locator("[data-step=refused]").wait_for()
+    page.wait_for_function("document.activeElement && document.activeElement.dataset.step === 'refused'")
+    assert in_view(page, "[data-step=refused]")["top"]

@@ -1,9 +1,11 @@
 """The self-service pages end to end through Django's test client (no JavaScript)."""
 import json
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 
 import pytest
+import time_machine
 from django.utils import timezone
 
 from reviews.actors import Actor
@@ -256,6 +258,18 @@ class TestFactControls:
         [scheduled] = events(tenant, "fact.deletion_scheduled")
         assert scheduled.actor == "subject:alice" and scheduled.object_id == str(alice.name.pk)
 
+    @pytest.mark.parametrize("language, shown", [
+        ("en", "Name (Alice) will be deleted at 9 Nov 2026, 07:02 CST."),
+        ("zh-hans", "将在 2026年11月9日 07:02 CST 删除"),
+    ])
+    def test_the_time_of_a_deletion_says_its_day_and_time_zone(self, alice, alice_client, settings, language, shown):
+        settings.TIME_ZONE = "Asia/Shanghai"  # 23:02 UTC is the next morning there
+        alice_client.cookies["django_language"] = language
+        with time_machine.travel(datetime(2026, 11, 8, 23, 1, 45, tzinfo=dt_timezone.utc), tick=False):
+            alice_client.post(f"/me/facts/{alice.name.pk}/delete/")
+            page = text(alice_client.get("/me/deletions/", HTTP_HX_REQUEST="true", HTTP_ACCEPT_LANGUAGE=language))
+        assert shown in page, page
+
     def test_after_the_window_the_page_carries_the_deletion_out_and_says_where(self, tenant, alice, alice_client):
         alice_client.post(f"/me/facts/{alice.name.pk}/delete/")
         FactDeletion.objects.update(due_at=timezone.now() - timedelta(seconds=1))
@@ -478,3 +492,25 @@ class TestOnlyWhatIsTheirs:
         assert response.status_code == 403
         assert Candidate.objects.get(pk=contest.pk).status == "pending_review"
         assert Fact.objects.get(pk=alice.role.pk).status == "contested"
+
+
+class TestChineseSpacing:
+    """The subject's pages in Chinese have no ASCII space between two Chinese characters,
+    within an element or across elements (tests/review/test_chinese_pages.py's check; the
+    portal's words are checked by its catalogue test)."""
+
+    def test_no_space_between_chinese_words_on_any_page(self, alice, alice_client):
+        from tests.review.test_chinese_pages import problems_in
+
+        alice_client.cookies["django_language"] = "zh-hans"
+        alice_client.post(f"/me/facts/{alice.name.pk}/delete/")  # a scheduled deletion on the page
+        paths = ["/me/", "/me/waiting/", "/me/controls/", "/me/about/", f"/me/facts/{alice.role.pk}/",
+                 f"/me/facts/{alice.database.pk}/"]
+        found = {}
+        for path in paths:
+            response = alice_client.get(path, HTTP_ACCEPT_LANGUAGE="zh-hans")
+            assert response.status_code == 200, path
+            problems = problems_in(response.content.decode(), english=False)
+            if problems:
+                found[path] = problems
+        assert not found, "\n".join(f"{path}:\n  " + "\n  ".join(problems) for path, problems in found.items())

@@ -1,7 +1,8 @@
 """Finished Chinese (issue 38.5): every staff page and partial, rendered in Simplified
 Chinese, has no English words left outside what users and admins wrote (values, ids,
 codes, names) and an allow-list of brand names and units; and no ASCII space sits between
-two Chinese characters (Chinese is written without them)."""
+two Chinese characters (Chinese is written without them), within one element or across
+the elements the text runs through as the page renders it."""
 import re
 from html.parser import HTMLParser
 
@@ -44,48 +45,104 @@ def english_words(text: str) -> list[str]:
     return words
 
 
+# Where the rendered text breaks (a block, a table cell, a control): words on either side
+# are not in one run of text, so a space there is no space between them. Everything else
+# (b, strong, a, span, code…) flows inline: "批准 <b>3 项</b> 条目" reads "批准 3 项 条目".
+BREAKS = {
+    "address", "article", "aside", "blockquote", "br", "button", "caption", "dd", "details", "dialog", "div", "dl",
+    "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr",
+    "img", "input", "legend", "li", "main", "nav", "ol", "option", "p", "pre", "section", "select", "summary",
+    "table", "tbody", "td", "textarea", "tfoot", "th", "thead", "tr", "ul",
+}
+# Laid out as boxes of their own by app.css, so the space between them is a gap, not a
+# space in a sentence: badges (pills), and the children of a flex container (a flex item's
+# surrounding whitespace is not rendered): <nav>s and these classes.
+BOXES = {"badge"}
+FLEX = {"topnav", "tabs", "event-head", "chain-status", "fact-head"}
+NOT_RENDERED = {"script", "style", "svg", "template", "title", "head"}
+BREAK = "\x1e"  # not whitespace: the collapsing of spaces leaves it alone
+# A space inside what users wrote is theirs: masked in the flattened text, so only the
+# spaces the interface puts around a value or between its own words are judged.
+THEIRS = "\u2423"
+
+
 class VisibleText(HTMLParser):
-    """The interface's own visible text (and what is read out: aria-label, placeholder)."""
+    """The interface's own visible text (and what is read out: aria-label, placeholder),
+    piece by piece, and the page's text as rendered (``flat``: the pieces joined across
+    inline elements, as innerText reads them)."""
 
     def __init__(self):
         super().__init__()
-        self.stack: list[bool] = []  # whether each open element is skipped
+        self.stack: list[tuple[bool, bool]] = []  # whether each open element is skipped, not rendered
         self.texts: list[str] = []
+        self.pieces: list[str] = []
+        self.boxes: list[bool] = []  # whether each open element is laid out as a box of its own
+        self.flex: list[bool] = []  # whether each open element is a flex container
 
     VOID = {"input", "br", "img", "meta", "link", "hr", "source", "col", "area", "base", "wbr", "track", "embed", "param"}
+
+    @property
+    def flat(self) -> str:
+        return re.sub(r"[ \t\r\n\f]+", " ", "".join(self.pieces))
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
         classes = set((attrs.get("class") or "").split())
-        skipped = (self.stack and self.stack[-1]) or tag in SKIPPED_ELEMENTS or bool(classes & SKIPPED_CLASSES) \
+        skipped = (self.stack and self.stack[-1][0]) or tag in SKIPPED_ELEMENTS or bool(classes & SKIPPED_CLASSES) \
             or "data-value" in attrs or "data-subject-note" in attrs
+        hidden = (self.stack and self.stack[-1][1]) or tag in NOT_RENDERED
         if not skipped:
             # A title shows the stored code behind a label on purpose; these are read out.
             for name in ("aria-label", "placeholder"):
                 if attrs.get(name):
                     self.texts.append(attrs[name])
+        box = tag in BREAKS or bool(classes & BOXES) or bool(self.flex and self.flex[-1])
+        if box:
+            self.pieces.append(BREAK)
         if tag not in self.VOID:
-            self.stack.append(bool(skipped))
+            self.stack.append((bool(skipped), bool(hidden)))
+            self.boxes.append(box)
+            self.flex.append(tag == "nav" or bool(classes & FLEX))
 
     def handle_endtag(self, tag):
         if tag not in self.VOID and self.stack:
             self.stack.pop()
+            self.flex.pop()
+            if self.boxes.pop():
+                self.pieces.append(BREAK)
+        elif tag in BREAKS:
+            self.pieces.append(BREAK)
 
     def handle_data(self, data):
-        if not (self.stack and self.stack[-1]) and data.strip():
+        skipped, hidden = self.stack[-1] if self.stack else (False, False)
+        if hidden:
+            return
+        if not skipped and data.strip():
             self.texts.append(data.strip())
+        if skipped:
+            data = " ".join(data.split()).replace(" ", THEIRS) if data.strip() else data
+        self.pieces.append(data)
 
 
-def problems_in(html: str) -> list[str]:
+def problems_in(html: str, *, english: bool = True) -> list[str]:
+    """What is unfinished: English words of the interface (``english``), and ASCII spaces
+    between Chinese characters."""
     parser = VisibleText()
     parser.feed(html)
     found = []
     for text in parser.texts:
-        english = english_words(text)
-        if english:
-            found.append(f"English {english}: {text[:120]!r}")
+        words = english_words(text) if english else []
+        if words:
+            found.append(f"English {words}: {text[:120]!r}")
         if SPACE_BETWEEN_CJK.search(text):
             found.append(f"space between Chinese characters: {text[:120]!r}")
+    # The same across elements: the space a template puts between two of its words, or
+    # around a value, where one element ends and the next begins.
+    for line in parser.flat.split(BREAK):
+        for match in SPACE_BETWEEN_CJK.finditer(line):
+            if not any(match.group() in text for text in parser.texts):  # reported above already
+                start = max(match.start() - 20, 0)
+                found.append(f"space between Chinese characters across elements: {line[start:match.end() + 20]!r}")
     return found
 
 
@@ -137,6 +194,13 @@ def test_every_staff_page_is_finished_in_chinese(pages, review_queue, reviewer):
 def test_the_check_finds_english_and_spaces_and_lets_values_be():
     assert problems_in("<p>Approved 已批准</p>")
     assert problems_in("<p>已批准 的值</p>")
+    # Across elements: between two of the interface's words, and around a value.
+    assert problems_in("<p>批准 <b>全部</b> 条目</p>")
+    assert problems_in('<p>已批准 <span class="text">小李</span></p>')
+    assert not problems_in("<p>等待 <b>3</b> 条</p>")  # a number between: spaced as Chinese text may be
+    assert not problems_in("<td>批准</td> <td>条目</td>")  # separate cells
+    assert not problems_in('<nav><a href="/">队列</a> <a href="/s">统计</a></nav>')  # flex items: a gap
+    assert not problems_in('<p>已批准：<span class="text">北京 上海</span></p>')  # the user's own space
     assert problems_in('<input placeholder="Search">')
     assert not problems_in('<p>已批准：<span class="text">Berlin is nice</span></p>')
     assert not problems_in("<p>Memory Portal · 审核队列 API</p>")

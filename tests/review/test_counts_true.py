@@ -95,3 +95,94 @@ def test_an_outsider_cannot_decide_and_learns_no_counts(tenant, review_queue, ou
     item = review_queue.evidence
     response = client.post(reverse("reviews:candidate-approve", args=[item.pk]), {"version": item.version}, headers=HTMX)
     assert response.status_code == 404 and b"data-count" not in response.content
+
+
+# --- Bulk decisions and their undo ---------------------------------------------------------------
+
+BULK = reverse("reviews:bulk-decide")
+FROM_THE_QUEUE = {**HTMX, "HX-Current-URL": f"http://testserver{QUEUE}"}
+
+
+def bulk(client, decision: str, items, **fields):
+    for item in items:
+        item.refresh_from_db()
+    response = client.post(
+        BULK,
+        {"selected": [f"{item.pk}:{item.version}" for item in items], "decision": decision, "next": QUEUE, **fields},
+        headers=FROM_THE_QUEUE,
+    )
+    assert response.status_code == 200, response.content.decode()[:500]
+    return response.content.decode()
+
+
+def undo_bulk(client, items) -> str:
+    """The toast's Undo: a plain form, answered with the queue page it came from."""
+    response = client.post(reverse("reviews:undo-bulk"), {"ids": [item.pk for item in items], "next": QUEUE})
+    assert response.status_code == 302 and response.url == QUEUE
+    return page_with_counts(client, QUEUE)
+
+
+def test_a_bulk_decision_and_its_undo_leave_every_count_true(tenant, review_queue, reviewer):
+    # Two items propose the same value for one slot: approving one closes the other.
+    lyon, lyon_again, bob = [
+        *propose(tenant, "carol", candidate(field="location", value="Lyon", confidence=0.9),
+                 candidate(field="location", value="Lyon", confidence=0.85, source_message_id="m-9")),
+        *propose(tenant, "bob", candidate(field="location", value="Oslo", confidence=0.9)),
+    ]
+    client = signed_in(reviewer)
+    claimed = client.post(reverse("reviews:claim"), {"count": "5", "next": QUEUE}, headers=HTMX).content.decode()
+    assert_page_agrees(client, tenant, reviewer, claimed)
+    before = database_counts(tenant, reviewer)
+
+    answer = bulk(client, "approve", [lyon, bob])
+    assert 'id="counts" data-counts hx-swap-oob="true"' in answer
+    assert shown_counts(answer) == database_counts(tenant, reviewer)
+    assert database_counts(tenant, reviewer)["waiting"] == before["waiting"] - 3  # lyon_again was closed too
+    # "Release mine" follows the claims the decisions ended.
+    assert re.search(r'<span id="claim-release" data-claim-release hx-swap-oob="true">', answer)
+    assert_page_agrees(client, tenant, reviewer)
+
+    page = undo_bulk(client, [lyon, bob])
+    assert_page_agrees(client, tenant, reviewer, page)
+    assert database_counts(tenant, reviewer)["waiting"] == before["waiting"]
+    lyon_again.refresh_from_db()
+    assert lyon_again.status == CandidateStatus.PENDING_REVIEW
+
+
+def test_a_bulk_rejection_and_its_undo_leave_every_count_true(tenant, review_queue, reviewer):
+    client = signed_in(reviewer)
+    items = [review_queue.evidence, review_queue.conflict]
+    before = database_counts(tenant, reviewer)
+    answer = bulk(client, "reject", items, note="not said")
+    assert shown_counts(answer) == database_counts(tenant, reviewer)
+    assert database_counts(tenant, reviewer)["waiting"] == before["waiting"] - 2
+    page = undo_bulk(client, items)
+    assert_page_agrees(client, tenant, reviewer, page)
+    assert database_counts(tenant, reviewer) == before
+
+
+def test_undoing_an_approval_on_the_page_reopens_the_item_it_closed(tenant, reviewer):
+    lyon, lyon_again = propose(tenant, "carol", candidate(field="location", value="Lyon", confidence=0.9),
+                               candidate(field="location", value="Lyon", confidence=0.85, source_message_id="m-9"))
+    client = signed_in(reviewer)
+    before = database_counts(tenant, reviewer)
+    approved = decide(client, lyon, "approve")
+    assert shown_counts(approved)["waiting"] == before["waiting"] - 2
+    undone = client.post(reverse("reviews:candidate-undo", args=[lyon.pk]), {"next": QUEUE}, headers=HTMX)
+    assert undone.status_code == 200
+    assert shown_counts(undone.content.decode()) == database_counts(tenant, reviewer) == before
+    lyon_again.refresh_from_db()
+    assert (lyon_again.status, lyon_again.reason) == ("pending_review", "needs_review")
+    reopened = AuditEvent.objects.filter(action="candidate.decision_undone", object_id=str(lyon_again.pk)).get()
+    assert reopened.actor == str(Actor.reviewer(reviewer))
+
+
+def test_an_outsider_cannot_decide_in_bulk_or_undo(tenant, review_queue, outsider):
+    client = signed_in(outsider)
+    item = review_queue.evidence
+    client.post(BULK, {"selected": [f"{item.pk}:{item.version}"], "decision": "approve", "next": QUEUE},
+                headers=FROM_THE_QUEUE)
+    client.post(reverse("reviews:undo-bulk"), {"ids": [item.pk], "next": QUEUE})
+    item.refresh_from_db()
+    assert item.status == CandidateStatus.PENDING_REVIEW
+    assert not AuditEvent.objects.filter(tenant_id=tenant.pk, action="candidates.bulk_approve").exists()

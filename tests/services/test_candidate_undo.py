@@ -137,6 +137,53 @@ class TestUndoApprove:
         assert (older.status, older.reason) == ("pending_review", "needs_review")
 
 
+    def test_the_items_it_closed_as_published_are_reopened_and_audited(self, tenant, reviewer):
+        # Both judged when nothing was published; approving one publishes the other's value.
+        older = pending(tenant, value="Berlin", source_message_id="m-1")
+        approved = pending(tenant, value="Lyon")
+        newer = pending(tenant, value="Lyon", source_message_id="m-2", confidence=0.85)
+        waiting = {item.pk: item.version for item in (older, newer)}
+        approve_as(reviewer, approved)
+        closed = {item.pk: item for item in Candidate.objects.filter(pk__in=waiting)}
+        assert (closed[newer.pk].status, closed[newer.pk].reason) == ("superseded", "same_as_published")
+        assert (closed[older.pk].status, closed[older.pk].reason) == ("superseded", "newer_candidate")
+
+        undo(reviewer, approved)
+        for item in Candidate.objects.filter(pk__in=waiting):
+            assert (item.status, item.reason, item.has_conflict) == ("pending_review", "needs_review", False)
+            assert item.version == waiting[item.pk] + 2  # closed, then reopened: a held version is stale
+        reopened = {
+            event.object_id: payload(event)
+            for event in audit_of(tenant, "candidate.decision_undone") if event.object_id != str(approved.pk)
+        }
+        assert set(reopened) == {str(older.pk), str(newer.pk)}
+        assert reopened[str(newer.pk)].after == {
+            "status": "pending_review", "version": waiting[newer.pk] + 2, "by_undo_of": approved.pk
+        }
+        assert all(event.actor == f"reviewer:{reviewer.pk}" for event in audit_of(tenant, "candidate.decision_undone"))
+
+    def test_an_item_waiting_for_the_user_goes_back_to_them(self, tenant, reviewer):
+        approved = pending(tenant, value="Lyon")
+        [asked] = propose(tenant, "alice", candidate(field="location", value="Lyon", confidence=0.6,
+                                                      source_message_id="m-2"))
+        assert asked.status == "pending_user"
+        approve_as(reviewer, approved)
+        asked.refresh_from_db()
+        assert (asked.status, asked.reason) == ("superseded", "same_as_published")
+        undo(reviewer, approved)
+        asked.refresh_from_db()
+        assert (asked.status, asked.reason, asked.version) == ("pending_user", "needs_confirmation", 3)
+
+    def test_only_the_decider_reopens_them(self, tenant, reviewer, second_reviewer):
+        approved = pending(tenant, value="Lyon")
+        same = pending(tenant, value="Lyon", source_message_id="m-2", confidence=0.85)
+        approve_as(reviewer, approved)
+        assert refusal(second_reviewer, approved) == UndoRefused.NOTHING
+        same.refresh_from_db()
+        assert (same.status, same.reason) == ("superseded", "same_as_published")
+        assert not audit_of(tenant, "candidate.decision_undone")
+
+
 class TestUndoRejectAndDefer:
     def test_a_rejection_lifts_the_suppression_it_added(self, tenant, reviewer):
         item = pending(tenant)

@@ -61,6 +61,7 @@ def test_adding_a_field_records_it_after(tenant):
     [
         ("user", "name", {}, "already has"),
         ("User Type", "x", {}, "entity type"),
+        ("usr", "nickname", {}, "Unknown entity type; a field is for one of: user, project, organization, preference"),
         ("user", "Bad Field", {}, "field name"),
         ("user", "hobby", {"sensitivity": "secret"}, "Unknown sensitivity"),
         ("user", "hobby", {"colour": "red"}, "Unknown field attributes"),

@@ -174,6 +174,40 @@ def test_a_field_is_added_and_changed(admin, tenant):
     assert (event.payload.before["sensitivity"], event.payload.after["sensitivity"]) == ("normal", "personal")
 
 
+@pytest.mark.parametrize("step", ["check", "save"])
+@pytest.mark.parametrize("language, says", [
+    ("en", "“usr” is not an entity type. Choose one of: user, project, organization, preference."),
+    ("zh-hans", "“usr”不是可用的实体类型。请从以下类型中选择：user, project, organization, preference。"),
+])
+def test_an_unknown_entity_type_is_refused_naming_the_types_there_are(admin, tenant, step, language, says):
+    data = {"entity_type": "usr", "field": "nickname", "cardinality": "one", "sensitivity": "normal",
+            "category": "identity", "step": step}
+    fields_before = FieldDefinition.objects.filter(tenant=tenant).count()
+    response = admin.post("/tenant/schema/add", data, HTTP_ACCEPT_LANGUAGE=language)
+    page = response.content.decode().replace("&ldquo;", "“").replace("&rdquo;", "”")
+    assert response.status_code == 400 and says in page and 'data-step="refused"' in page
+    assert FieldDefinition.objects.filter(tenant=tenant).count() == fields_before
+    assert not events(tenant, "tenant.schema_changed")
+
+
+def test_the_new_field_form_offers_the_entity_types_of_the_vocabulary(admin):
+    page = admin.get("/tenant/schema/").content.decode()
+    select = page.split('name="entity_type"')[1].split("</select>")[0]
+    assert [value for value in ("user", "project", "organization", "preference") if f'value="{value}"' in select] == [
+        "user", "project", "organization", "preference"]
+
+
+def test_an_outsider_adds_no_field_to_another_tenant(client, tenant, other_tenant):
+    staff_create(tenant=other_tenant, username="otto", role=Role.TENANT_ADMIN, password=PASSWORD)
+    sign_in(client, "otto")
+    data = {"entity_type": "project", "field": "deadline", "cardinality": "one", "sensitivity": "normal",
+            "category": "identity", "step": "save"}
+    assert client.post("/tenant/schema/add", data).status_code == 200
+    assert FieldDefinition.objects.filter(tenant=other_tenant, field="deadline").exists()
+    assert not FieldDefinition.objects.filter(tenant=tenant, field="deadline").exists()
+    assert not events(tenant, "tenant.schema_changed")
+
+
 def test_a_sensitive_field_with_auto_approval_is_refused(admin, tenant):
     change = {"cardinality": "one", "sensitivity": "sensitive", "category": "identity", "auto_approve": "on"}
     response = admin.post("/tenant/schema/user/name", {**change, "step": "save"})
