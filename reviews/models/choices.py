@@ -172,6 +172,15 @@ class Notice(models.TextChoices):
     ERROR = "error"
 
 
+class ReviewAge(models.TextChoices):
+    """How long an item has waited against its tenant's review target (the queue's age
+    badge; ``reviews.domain.review_age`` is the rule)."""
+
+    WITHIN = "within", _("within target")
+    NEAR = "near", _("near target")
+    OVER = "over", _("over target")
+
+
 class BulkDecision(models.TextChoices):
     """What a bulk decision does to every item of a selection (the queue's bulk bar)."""
 

@@ -42,6 +42,7 @@ from ..permissions import can_decide, can_view_queue, staff_tenant
 from ..templatetags.reviewer_tags import FLAG_LABELS
 from ..policy.schema import TenantSchema
 from ..selectors.queue import (
+    AGE_OVER_TARGET,
     ANY_RELATION,
     QUEUE_STATUS_ALL,
     QUEUE_STATUS_OPEN,
@@ -167,6 +168,7 @@ AGE_CHOICES = [
     ("1to7d", gettext_lazy("1 to 7 days")),
     ("gt7d", gettext_lazy("more than 7 days")),
     ("gt30d", gettext_lazy("more than 30 days")),
+    (AGE_OVER_TARGET, gettext_lazy("over the review target")),
 ]
 
 
