@@ -23,6 +23,7 @@ from .choices import (
     Sensitivity,
     Source,
 )
+from .comments import CandidateComment
 from .embeddings import FactEmbedding
 from .exports import AuditExport, ExportFormat, ExportStatus
 from .memory import Candidate, DecisionUndo, Entity, EntityAlias, Fact, FactVersion, Message, RecallRecord, SuppressedValue
@@ -51,6 +52,7 @@ __all__ = [
     "AuditExport",
     "AuditPayload",
     "Candidate",
+    "CandidateComment",
     "CandidateFlag",
     "CandidateStatus",
     "Cardinality",

@@ -238,6 +238,7 @@ class AuditAction(models.TextChoices):
     CANDIDATES_BULK_APPROVE = "candidates.bulk_approve"
     CANDIDATES_BULK_REJECT = "candidates.bulk_reject"
     CANDIDATE_DECISION_UNDONE = "candidate.decision_undone"  # a person took their decision back (SPEC §4)
+    CANDIDATE_COMMENTED = "candidate.commented"  # a reviewer wrote to colleagues on the item's page
     CANDIDATES_CLAIMED = "candidates.claimed"
     CANDIDATES_RELEASED = "candidates.released"
     FACT_CREATED = "fact.created"

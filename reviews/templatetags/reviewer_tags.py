@@ -16,7 +16,7 @@ from django.utils.translation import gettext, gettext_lazy as _, pgettext_lazy
 
 from .. import labels
 from ..domain import review_age
-from ..models import CandidateFlag, CandidateStatus, Kind, MemoryScope, Reason, ReviewAge, Sensitivity
+from ..models import AuditAction, CandidateFlag, CandidateStatus, Kind, MemoryScope, Reason, ReviewAge, Sensitivity
 
 register = template.Library()
 
@@ -115,6 +115,45 @@ ENTITY_TYPE_LABELS = {
 def entity_type_label(code: str) -> str:
     label = ENTITY_TYPE_LABELS.get(code)
     return str(label) if label else labels.humanise(code).capitalize()
+
+
+# What an item's history calls the events that touch an item; any other action reads as
+# its code (the audit log's vocabulary, docs/concepts.md).
+ACTION_LABELS = {
+    AuditAction.CANDIDATE_SUBMITTED: _("proposed"),
+    AuditAction.POLICY_PENDING_REVIEW: _("the policy sent it to review"),
+    AuditAction.POLICY_PENDING_USER: _("the policy asked the user"),
+    AuditAction.POLICY_AUTO_APPROVED: _("the policy approved it"),
+    AuditAction.POLICY_REJECTED: _("the policy rejected it"),
+    AuditAction.POLICY_MERGED: _("the policy merged it into a fact"),
+    AuditAction.CANDIDATE_APPROVED: _("approved"),
+    AuditAction.CANDIDATE_EDITED_APPROVED: _("edited and approved"),
+    AuditAction.CANDIDATE_REJECTED: _("rejected"),
+    AuditAction.CANDIDATE_DEFERRED: _("sent to the user"),
+    AuditAction.CANDIDATE_SUPERSEDED: _("superseded"),
+    AuditAction.CANDIDATE_REJUDGED: _("judged again"),
+    AuditAction.CANDIDATE_WITHDRAWN: _("withdrawn"),
+    AuditAction.CANDIDATE_DECISION_UNDONE: _("decision undone"),
+    AuditAction.CANDIDATE_COMMENTED: _("commented"),
+    AuditAction.CANDIDATES_CLAIMED: _("claimed"),
+    AuditAction.CANDIDATES_RELEASED: _("released"),
+}
+
+
+@register.filter
+def action_label(action: str) -> str:
+    return str(ACTION_LABELS.get(action, action))
+
+
+@register.filter
+def history_value(value) -> str:
+    """A recorded value as an item's history shows it: text as written, nothing as "—",
+    anything else (a list, a record) as compact JSON."""
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, str):
+        return value
+    return pretty_json(value)
 
 
 # Who wrote a message of a conversation (Message.role: what the integrating system sent; an
