@@ -395,7 +395,8 @@ def candidate_comment(request, pk: int):
             return render(request, "reviews/candidate.html#comments", context, status=400)
         return _candidate_page(request, candidate, form, status=400)
     if request.htmx:
-        return render(request, "reviews/candidate.html#comments", _comments_context(request, candidate, CommentForm()))
+        context = {**_comments_context(request, candidate, CommentForm()), "history": candidate_history(candidate=candidate)}
+        return render(request, "reviews/candidate.html#comments_answer", context)
     messages.success(request, _("Comment added."))
     return redirect(f"{reverse('reviews:candidate', args=[candidate.pk])}#comments")
 

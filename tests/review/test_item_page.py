@@ -100,6 +100,10 @@ class TestPosting:
         assert "<!doctype" not in html.lower() and "data-comment-form" in html
         assert "Line one<br>line two" in html
         assert '<textarea name="body" id="id_body" rows="3" maxlength="2000" required></textarea>' in html
+        # The history comes along out of band, with the new event in it.
+        history = html.split('id="history"', 1)[1]
+        assert 'hx-swap-oob="true"' in history.split(">", 1)[0]
+        assert 'data-history-event="candidate.commented"' in history
 
     @pytest.mark.parametrize("htmx", [False, True])
     def test_an_empty_comment_gets_a_clear_form_error(self, reviewer_client, item, htmx):
