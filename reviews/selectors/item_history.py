@@ -48,12 +48,18 @@ def candidate_history(*, candidate: Candidate) -> list[HistoryEntry]:
     """Every event of the candidate's tenant about this candidate, oldest first: its own
     (read along the subject's index: the candidate's events all name its subject) and the
     claims and releases that listed it."""
+    # The tenant in each arm of the OR, so that each can be read along its own index
+    # (tenant, subject, seq) and (tenant, created_at) and the two combined.
     tenant_id = candidate.tenant_id
-    own = Q(subject_user_id=candidate.subject.user_id, object_type="candidate", object_id=str(candidate.pk))
+    own = Q(
+        tenant_id=tenant_id, subject_user_id=candidate.subject.user_id, object_type="candidate",
+        object_id=str(candidate.pk),
+    )
     listed = Q(
-        action__in=SELECTION_ACTIONS, created_at__gte=candidate.created_at, object_type="candidate_selection"
+        tenant_id=tenant_id, created_at__gte=candidate.created_at, action__in=SELECTION_ACTIONS,
+        object_type="candidate_selection",
     ) & (Q(payload__after__ids__contains=[candidate.pk]) | Q(payload__before__ids__contains=[candidate.pk]))
-    events = AuditEvent.objects.filter(own | listed, tenant_id=tenant_id).order_by("-seq")[:MAX_HISTORY_EVENTS]
+    events = AuditEvent.objects.filter(own | listed).order_by("-seq")[:MAX_HISTORY_EVENTS]
     rows = event_rows(events)[::-1]
     names = actor_names({row["actor"] for row in rows})
     return [_entry(row, names) for row in rows]
