@@ -391,11 +391,16 @@ def candidate_comment(request, pk: int):
             form.add_error("body", error_message(error))
     if form.errors:
         if request.htmx:
-            context = _comments_context(request, candidate, form)
+            # The field keeps the focus it had (htmx focuses autofocus in what it swaps in).
+            context = {**_comments_context(request, candidate, form), "answer": True}
             return render(request, "reviews/candidate.html#comments", context, status=400)
         return _candidate_page(request, candidate, form, status=400)
     if request.htmx:
-        context = {**_comments_context(request, candidate, CommentForm()), "history": candidate_history(candidate=candidate)}
+        context = {
+            **_comments_context(request, candidate, CommentForm()),
+            "history": candidate_history(candidate=candidate),
+            "answer": True,
+        }
         return render(request, "reviews/candidate.html#comments_answer", context)
     messages.success(request, _("Comment added."))
     return redirect(f"{reverse('reviews:candidate', args=[candidate.pk])}#comments")

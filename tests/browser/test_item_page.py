@@ -86,6 +86,7 @@ def test_history_and_comments_at_both_widths_and_languages(browser, live_server,
         page.locator("[data-comment-form] button[type=submit]").click()
         expect(page.locator("[data-comment-error]")).to_be_visible()
         expect(textarea).to_have_attribute("aria-invalid", "true")
+        expect(textarea).to_be_focused()  # the swap keeps the reader in the field
         assert CandidateComment.objects.filter(candidate=item).count() == 3
 
         # Posting swaps the thread in place (keys typed in the field are text, not shortcuts).

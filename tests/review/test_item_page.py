@@ -99,7 +99,7 @@ class TestPosting:
         html = response.content.decode()
         assert "<!doctype" not in html.lower() and "data-comment-form" in html
         assert "Line one<br>line two" in html
-        assert '<textarea name="body" id="id_body" rows="3" maxlength="2000" required></textarea>' in html
+        assert '<textarea name="body" id="id_body" rows="3" maxlength="2000" required autofocus></textarea>' in html
         # The history comes along out of band, with the new event in it.
         history = html.split('id="history"', 1)[1]
         assert 'hx-swap-oob="true"' in history.split(">", 1)[0]
