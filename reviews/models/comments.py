@@ -18,7 +18,12 @@ class CandidateComment(models.Model):
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="comments")
-    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    # The staff member who wrote it on the page; none when a review API key did.
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    # Who wrote it as the audit trail names them (reviewer:<id>, api_key:<prefix>).
+    actor = models.CharField(max_length=160)
     body = models.TextField(max_length=MAX_COMMENT_LENGTH)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -39,7 +39,9 @@ class HistoryEntry:
 
 @dataclass(frozen=True)
 class ShownComment:
-    author: str
+    id: int
+    author: str  # a staff member by username, an API key as the audit log names it
+    actor: str
     at: datetime
     body: str
 
@@ -90,9 +92,19 @@ def _without_ids(values):
 
 
 def candidate_comments(*, candidate: Candidate) -> list[ShownComment]:
-    """The candidate's comments, oldest first, each with its author's username."""
-    comments = CandidateComment.objects.filter(candidate=candidate, tenant_id=candidate.tenant_id).select_related("author")
+    """The candidate's comments, oldest first, each with its author's name (one query for
+    the comments, one for the names of those written by anyone but a staff member)."""
+    comments = list(
+        CandidateComment.objects.filter(candidate=candidate, tenant_id=candidate.tenant_id).select_related("author")
+    )
+    names = actor_names({comment.actor for comment in comments if comment.author is None})
     return [
-        ShownComment(author=comment.author.get_username() if comment.author else "", at=comment.created_at, body=comment.body)
+        ShownComment(
+            id=comment.pk,
+            author=comment.author.get_username() if comment.author else names.get(comment.actor, ""),
+            actor=comment.actor,
+            at=comment.created_at,
+            body=comment.body,
+        )
         for comment in comments
     ]

@@ -22,9 +22,10 @@ from .boundary import service
 
 @service
 def candidate_comment_add(
-    *, tenant: Tenant, candidate_id: int, author: AbstractBaseUser, body: Text, actor: Actor
+    *, tenant: Tenant, candidate_id: int, author: AbstractBaseUser | None, body: Text, actor: Actor
 ) -> CandidateComment:
-    """Add ``author``'s comment to one of the tenant's candidates, audited as
+    """Add a comment by ``actor`` (``author``: the staff member, or None for a review API
+    key) to one of the tenant's candidates, audited as
     ``candidate.commented`` on the candidate (the text in the event's payload, so an
     erasure of the subject blanks it with the rest).
 
@@ -47,7 +48,9 @@ def candidate_comment_add(
     candidate = Candidate.objects.filter(tenant=tenant, pk=candidate_id).first()
     if candidate is None:  # erased while we waited for the subject
         raise NotFound("No such candidate.")
-    comment = CandidateComment.objects.create(tenant=tenant, candidate=candidate, author=author, body=text)
+    comment = CandidateComment.objects.create(
+        tenant=tenant, candidate=candidate, author=author, actor=str(actor), body=text
+    )
     audit.record(
         tenant.pk,
         EventDraft.about(
