@@ -203,7 +203,7 @@ class TestTheHistory:
     def test_the_page_reads_a_fixed_number_of_queries(self, tenant, reviewer, reviewer_client, item, django_assert_max_num_queries):
         for number in range(12):
             candidate_comment_add(tenant=tenant, candidate_id=item.pk, author=reviewer, body=f"note {number}", actor=Actor.reviewer(reviewer))
-        # Ten today (session, membership, the item's context, history, comments): not one a comment.
+        # Ten today (the sign-in, membership, the item's context, history, comments): none per comment.
         with django_assert_max_num_queries(12):
             assert reviewer_client.get(page_url(item)).status_code == 200
 
