@@ -232,6 +232,7 @@ AUDIT_ACTION_LABELS = {
     AuditAction.CANDIDATES_BULK_APPROVE: pgettext_lazy("audit action", "Bulk approval"),
     AuditAction.CANDIDATES_BULK_REJECT: pgettext_lazy("audit action", "Bulk rejection"),
     AuditAction.CANDIDATE_DECISION_UNDONE: pgettext_lazy("audit action", "Decision undone"),
+    AuditAction.CANDIDATE_COMMENTED: pgettext_lazy("audit action", "Comment added"),
     AuditAction.CANDIDATES_CLAIMED: pgettext_lazy("audit action", "Items claimed"),
     AuditAction.CANDIDATES_RELEASED: pgettext_lazy("audit action", "Claims released"),
     AuditAction.FACT_CREATED: pgettext_lazy("audit action", "Fact published"),

@@ -49,6 +49,11 @@ def can_decide(user) -> bool:
     return role_of(user) in DECIDE_ROLES
 
 
+def can_comment(user) -> bool:
+    """Reviewers (and tenant admins) write to each other on an item; an auditor reads only."""
+    return role_of(user) in DECIDE_ROLES
+
+
 def can_audit(user) -> bool:
     return role_of(user) in AUDIT_ROLES
 

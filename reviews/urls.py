@@ -26,6 +26,7 @@ urlpatterns = [
     path("review/views/<int:pk>/delete", saved_views.saved_view_delete_view, name="saved-view-delete"),
     path("review/candidates/<int:pk>/", reviewer.candidate_detail, name="candidate"),
     path("review/candidates/<int:pk>/body", reviewer.candidate_body, name="candidate-body"),
+    path("review/candidates/<int:pk>/comments", reviewer.candidate_comment, name="candidate-comment"),
     path("review/candidates/<int:pk>/approve", reviewer.approve, name="candidate-approve"),
     path("review/candidates/<int:pk>/reject", reviewer.reject, name="candidate-reject"),
     path("review/candidates/<int:pk>/defer", reviewer.defer, name="candidate-defer"),

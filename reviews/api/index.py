@@ -11,6 +11,8 @@ OPERATIONS = [
     ("POST review/candidates/{id}/approve", "review", "approve (or edit, then approve) a candidate"),
     ("POST review/candidates/{id}/reject", "review", "reject a candidate with a reason"),
     ("POST review/candidates/{id}/defer", "review", "ask the subject"),
+    ("GET review/candidates/{id}/comments", "review", "the comments between reviewers on a candidate"),
+    ("POST review/candidates/{id}/comments", "review", "add a comment to a candidate"),
     ("POST users/{user_id}/portal-link", "admin", "a signed, single-use link to the subject's own page"),
     ("GET users/{user_id}/facts", "admin", "every fact of a subject, with history"),
     ("DELETE users/{user_id}/facts", "admin", "delete by thread, entity or field; without filters erase the subject"),

@@ -5,6 +5,7 @@ from . import converters  # noqa: F401 - registers the path converters
 from ..metrics import timed_recall
 from .audit import AuditEventsApi, AuditExportApi
 from .candidates import CandidateSubmitApi
+from .comments import CandidateCommentsApi
 from .index import api_index
 from .keys import ApiKeyCreateApi, ApiKeyRevokeApi, ApiKeyRotateApi
 from .messages import MessagesIngestApi
@@ -24,6 +25,7 @@ urlpatterns = [
     path("review/candidates/<int:candidate_id>/approve", ReviewApproveApi.as_view(), name="review-approve"),
     path("review/candidates/<int:candidate_id>/reject", ReviewRejectApi.as_view(), name="review-reject"),
     path("review/candidates/<int:candidate_id>/defer", ReviewDeferApi.as_view(), name="review-defer"),
+    path("review/candidates/<int:candidate_id>/comments", CandidateCommentsApi.as_view(), name="review-comments"),
     path("users/<identifier:user_id>/portal-link", PortalLinkCreateApi.as_view(), name="portal-link-create"),
     path("users/<identifier:user_id>/facts", UserFactsApi.as_view(), name="user-facts"),
     path("users/<identifier:user_id>/facts/<int:fact_id>", UserFactDeleteApi.as_view(), name="user-fact-delete"),

@@ -18,11 +18,13 @@ from .choices import (
     MemoryScope,
     Notice,
     Reason,
+    ReviewAge,
     Role,
     Scope,
     Sensitivity,
     Source,
 )
+from .comments import CandidateComment
 from .embeddings import FactEmbedding
 from .exports import AuditExport, ExportFormat, ExportStatus
 from .memory import Candidate, DecisionUndo, Entity, EntityAlias, Fact, FactVersion, Message, RecallRecord, SuppressedValue
@@ -51,6 +53,7 @@ __all__ = [
     "AuditExport",
     "AuditPayload",
     "Candidate",
+    "CandidateComment",
     "CandidateFlag",
     "CandidateStatus",
     "Cardinality",
@@ -77,6 +80,7 @@ __all__ = [
     "Message",
     "PortalLink",
     "Reason",
+    "ReviewAge",
     "RecallRecord",
     "ReviewDecision",
     "Role",

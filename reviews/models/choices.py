@@ -184,6 +184,15 @@ class Notice(models.TextChoices):
     ERROR = "error"
 
 
+class ReviewAge(models.TextChoices):
+    """How long an item has waited against its tenant's review target (the queue's age
+    badge; ``reviews.domain.review_age`` is the rule)."""
+
+    WITHIN = "within", _("within target")
+    NEAR = "near", _("near target")
+    OVER = "over", _("over target")
+
+
 class BulkDecision(models.TextChoices):
     """What a bulk decision does to every item of a selection (the queue's bulk bar)."""
 
@@ -241,6 +250,7 @@ class AuditAction(models.TextChoices):
     CANDIDATES_BULK_APPROVE = "candidates.bulk_approve"
     CANDIDATES_BULK_REJECT = "candidates.bulk_reject"
     CANDIDATE_DECISION_UNDONE = "candidate.decision_undone"  # a person took their decision back (SPEC §4)
+    CANDIDATE_COMMENTED = "candidate.commented"  # a reviewer wrote to colleagues on the item's page
     CANDIDATES_CLAIMED = "candidates.claimed"
     CANDIDATES_RELEASED = "candidates.released"
     FACT_CREATED = "fact.created"

@@ -13,6 +13,8 @@ def default_source_priority():
 
 
 unit_interval = [MinValueValidator(0.0), MaxValueValidator(1.0)]
+# A review target past thirty days is no target; the policy check refuses more.
+MAX_REVIEW_TARGET_HOURS = 720
 
 
 class Tenant(models.Model):
@@ -37,6 +39,11 @@ class Tenant(models.Model):
     relation_labels = models.JSONField(default=dict, blank=True)
     # The reasons a reviewer picks from to reject (plus free text), in the order shown.
     reject_reasons = models.JSONField(default=list, blank=True)
+    # How long an item should wait for a reviewer at most: the queue's age badges say
+    # whether each item is within, near or over it (reviews.domain.review_age).
+    review_target_hours = models.PositiveIntegerField(
+        default=24, validators=[MinValueValidator(1), MaxValueValidator(MAX_REVIEW_TARGET_HOURS)]
+    )
     # Retention (SPEC §1, §3 step 5).
     sensitive_retention_days = models.PositiveIntegerField(default=90)
     message_retention_days = models.PositiveIntegerField(default=30)

@@ -40,6 +40,16 @@ class AuditCursor:
         return cursor
 
 
+def changed_values(before, after) -> list[tuple[str, object, object]]:
+    """An event's change as before → after, one line a key that differs, when both sides are
+    records (a key only one side has reads as None on the other); [] otherwise (a page then
+    shows each side whole). The audit log and an item's history read changes this way."""
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return []
+    keys = list(dict.fromkeys([*before, *after]))
+    return [(key, before.get(key), after.get(key)) for key in keys if before.get(key) != after.get(key)]
+
+
 @dataclass
 class AuditEventsPage:
     rows: list[dict]

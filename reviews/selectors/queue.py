@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from .. import labels
 from ..actors import Actor
-from ..domain import UNDO_SECONDS
+from ..domain import UNDO_SECONDS, review_target
 from ..errors import InvalidInput
 from ..models import (
     Candidate,
@@ -57,12 +57,15 @@ QUEUE_PHASES = {
     # pending_review first, then what waits for the subject, then every decided status.
     QUEUE_STATUS_ALL: tuple(CandidateStatus.values),
 }
+# Waited longer than the tenant's review target (reviews.domain.review_age: "over").
+AGE_OVER_TARGET = "over_target"
 QUEUE_AGES = {
     # name: (at least this old, younger than this)
     "lt1d": (None, timedelta(days=1)),
     "1to7d": (timedelta(days=1), timedelta(days=7)),
     "gt7d": (timedelta(days=7), None),
     "gt30d": (timedelta(days=30), None),
+    AGE_OVER_TARGET: (None, None),  # the tenant's own bound, read in queue_filtered
 }
 QUEUE_PAGE_SIZE = 50
 QUEUE_MAX_PAGE_SIZE = 200
@@ -268,7 +271,9 @@ def queue_filtered(
         queryset = queryset.filter(has_conflict=filters.conflict)
     if filters.new_entity is not None:
         queryset = queryset.filter(_new_entity_q()) if filters.new_entity else queryset.exclude(_new_entity_q())
-    if filters.age:
+    if filters.age == AGE_OVER_TARGET:
+        queryset = queryset.filter(created_at__lt=now - review_target(tenant.review_target_hours))
+    elif filters.age:
         at_least, younger_than = QUEUE_AGES[filters.age]
         if at_least is not None:
             queryset = queryset.filter(created_at__lte=now - at_least)

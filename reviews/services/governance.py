@@ -23,6 +23,7 @@ from ..actors import Actor
 from ..audit import EventDraft
 from ..errors import InvalidInput, NotFound
 from ..extraction import active_extractor_name, prompt_versions
+from ..models.tenancy import MAX_REVIEW_TARGET_HOURS
 from ..models import (
     AuditAction,
     Cardinality,
@@ -317,7 +318,9 @@ def relation_labels_set(
 
 THRESHOLDS = ("reject_below", "confirm_below", "auto_approve_at")
 RETENTIONS = ("sensitive_retention_days", "message_retention_days", "thread_idle_days")
-POLICY_SETTINGS = (*THRESHOLDS, "source_priority", "allowed_relation_names", *RETENTIONS, "reject_reasons")
+POLICY_SETTINGS = (
+    *THRESHOLDS, "source_priority", "allowed_relation_names", *RETENTIONS, "reject_reasons", "review_target_hours"
+)
 # A reject reason is a short label a reviewer picks from a list, not a paragraph.
 MAX_REJECT_REASONS, MAX_REJECT_REASON_LENGTH = 30, 120
 SOURCE_PRIORITY_MAX = 100
@@ -397,6 +400,12 @@ def _check_policy(policy: dict) -> None:
             details={"allowed_relation_names": names},
         )
     _check_reject_reasons(policy["reject_reasons"])
+    target = policy["review_target_hours"]
+    if isinstance(target, bool) or not isinstance(target, int) or not 1 <= target <= MAX_REVIEW_TARGET_HOURS:
+        raise InvalidInput(
+            f"review_target_hours is a whole number of hours from 1 to {MAX_REVIEW_TARGET_HOURS}.",
+            details={"review_target_hours": target},
+        )
     for name in RETENTIONS:
         days = policy[name]
         if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_RETENTION_DAYS:

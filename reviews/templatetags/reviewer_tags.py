@@ -15,7 +15,8 @@ from django.utils.timesince import timesince
 from django.utils.translation import gettext, gettext_lazy as _, pgettext_lazy
 
 from .. import labels
-from ..models import CandidateFlag, CandidateStatus, EntityType, Kind, MemoryScope, Reason, Sensitivity
+from ..domain import review_age
+from ..models import CandidateFlag, CandidateStatus, EntityType, Kind, MemoryScope, Reason, ReviewAge, Sensitivity
 
 register = template.Library()
 
@@ -112,6 +113,17 @@ ENTITY_TYPE_LABELS = dict(EntityType.choices)
 def entity_type_label(code: str) -> str:
     label = ENTITY_TYPE_LABELS.get(code)
     return str(label) if label else labels.humanise(code).capitalize()
+
+
+@register.filter
+def history_value(value) -> str:
+    """A recorded value as an item's history shows it: text as written, nothing as "—",
+    anything else (a list, a record) as compact JSON."""
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, str):
+        return value
+    return pretty_json(value)
 
 
 # Who wrote a message of a conversation (Message.role: what the integrating system sent; an
@@ -314,6 +326,31 @@ def conversation_view(lines) -> list[ShownLine]:
     ]
 
 
+# What an age badge says beside the time an item has waited: text, so the colour is never
+# the only sign of being late.
+AGE_BADGE_TEXTS = {
+    ReviewAge.WITHIN: _("within the %(hours)d h target"),
+    ReviewAge.NEAR: _("near the %(hours)d h target"),
+    ReviewAge.OVER: _("over the %(hours)d h target"),
+}
+
+
+def _age_badge(moment, target_hours: int, now) -> Badge:
+    standing = review_age(now - moment, target_hours)
+    return Badge(f"age-{standing}", str(AGE_BADGE_TEXTS[standing]) % {"hours": target_hours}, "age", standing)
+
+
+@register.simple_tag(takes_context=True)
+def age_badge(context, moment) -> Badge | None:
+    """``{% age_badge counts.oldest as badge %}``: how an item that has waited since
+    ``moment`` stands against the viewer's tenant's review target (reviews.domain.review_age)."""
+    request = context.get("request")
+    tenant = getattr(request, "tenant", None)
+    if not moment or tenant is None:
+        return None
+    return _age_badge(moment, tenant.review_target_hours, timezone.now())
+
+
 @dataclass(frozen=True)
 class Row:
     """What a queue line shows of its item, worked out once (reviews/queue.html#row)."""
@@ -324,6 +361,7 @@ class Row:
     created_iso: str
     age: str
     badges: list[Badge]
+    age_badge: Badge | None = None
 
 
 # A value longer than this shows its first lines on the queue line and a "more" (the whole
@@ -342,4 +380,6 @@ def queue_row(context, item) -> Row:
         created_iso=c.created_at.isoformat(),
         age=age(c.created_at),
         badges=line_badges(context, item),
+        # Only an item still waiting for someone is late or on time; a decided one is neither.
+        age_badge=age_badge(context, c.created_at) if c.is_open else None,
     )

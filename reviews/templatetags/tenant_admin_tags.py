@@ -3,6 +3,7 @@ from django import template
 from django.utils.translation import gettext as _
 
 from ..models import Role
+from ..selectors.audit import changed_values
 
 register = template.Library()
 
@@ -36,8 +37,7 @@ def event_changes(event) -> list[tuple[str, object, object]]:
     payload = getattr(event, "payload", None)
     before = (payload.before if payload else None) or {}
     after = (payload.after if payload else None) or {}
-    names = list(dict.fromkeys([*before, *after]))
-    return [(name, before.get(name), after.get(name)) for name in names if before.get(name) != after.get(name)]
+    return changed_values(before, after)
 
 
 @register.filter

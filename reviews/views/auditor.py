@@ -25,7 +25,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from ..actors import Actor
 from ..audit import verify_tenant
-from ..selectors.audit import AuditCursor, audit_events_page
+from ..selectors.audit import AuditCursor, audit_events_page, changed_values
 from ..errors import InvalidInput, NotFound
 from ..exports import ExportFilters
 from ..labels import action_label
@@ -279,15 +279,6 @@ def _object_names(tenant, rows: list[dict]) -> dict[tuple[str, str], str]:
     return names
 
 
-def _changes(before, after) -> list[tuple[str, object, object]]:
-    """An edit as before → after, one line a changed key, when both sides are records; []
-    otherwise (the page then shows each side whole)."""
-    if not isinstance(before, dict) or not isinstance(after, dict):
-        return []
-    keys = list(dict.fromkeys([*before, *after]))
-    return [(key, before.get(key), after.get(key)) for key in keys if before.get(key) != after.get(key)]
-
-
 def _object_url(row: dict) -> str:
     name = OBJECT_PAGES.get(row["object_type"])
     if name and str(row["object_id"]).isdigit():
@@ -315,7 +306,7 @@ def audit_log(request):
         row["actor_name"] = names.get(row["actor"], row["actor"])
         row["object_url"] = _object_url(row)
         row["object_label"] = objects.get((row["object_type"], str(row["object_id"]))) or _object_label(row)
-        row["changes"] = _changes(row.get("before"), row.get("after"))
+        row["changes"] = changed_values(row.get("before"), row.get("after"))
     next_url = ""
     if page.next_cursor is not None:
         query = request.GET.copy()

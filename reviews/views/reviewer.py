@@ -38,10 +38,12 @@ from ..models import (
     Sensitivity,
 )
 from ..web.forms import BulkDecisionForm, ClaimForm, IdentifierField, UndoBulkForm
-from ..permissions import can_decide, can_view_queue, staff_tenant
+from ..models.comments import MAX_COMMENT_LENGTH
+from ..permissions import can_comment, can_decide, can_view_queue, staff_tenant
 from ..templatetags.reviewer_tags import FLAG_LABELS
 from ..policy.schema import TenantSchema
 from ..selectors.queue import (
+    AGE_OVER_TARGET,
     ANY_RELATION,
     QUEUE_STATUS_ALL,
     QUEUE_STATUS_OPEN,
@@ -70,6 +72,8 @@ from ..services.candidates import (
     candidates_bulk_decide,
     check_bulk_decision,
 )
+from ..selectors.item_history import candidate_comments, candidate_history
+from ..services.comments import candidate_comment_add
 from ..services.claims import candidates_claim, candidates_claims_renew, candidates_release
 from ..services.entities import entity_merge
 from ..services.waiting import stale_details
@@ -167,6 +171,7 @@ AGE_CHOICES = [
     ("1to7d", gettext_lazy("1 to 7 days")),
     ("gt7d", gettext_lazy("more than 7 days")),
     ("gt30d", gettext_lazy("more than 30 days")),
+    (AGE_OVER_TARGET, gettext_lazy("over the review target")),
 ]
 
 
@@ -328,18 +333,77 @@ def _counts_context(request, filters: QueueFilters, *, filter_query: str) -> dic
 @require_GET
 @staff_view
 def candidate_detail(request, pk: int):
+    """An item's own page: the item open with every action, its whole history (every audit
+    event that touched it) and the comments its reviewers wrote each other."""
     candidate = _candidate_or_404(request.tenant, pk)
-    return render(
+    return _candidate_page(request, candidate, CommentForm())
+
+
+def _candidate_page(request, candidate: Candidate, comment_form: "CommentForm", *, status: int = 200):
+    context = _item_context(
         request,
-        "reviews/candidate.html",
-        _item_context(
-            request,
-            here=request.get_full_path(),
-            item=review_queue_items(tenant=request.tenant, candidates=[candidate], viewer=str(Actor.reviewer(request.user)))[0],
-            expanded=True,
-            show_conversation=True,
-        ),
+        here=request.get_full_path() if request.method == "GET" else reverse("reviews:candidate", args=[candidate.pk]),
+        item=review_queue_items(tenant=request.tenant, candidates=[candidate], viewer=str(Actor.reviewer(request.user)))[0],
+        expanded=True,
+        show_conversation=True,
+        history=candidate_history(candidate=candidate),
+        **_comments_context(request, candidate, comment_form),
     )
+    return render(request, "reviews/candidate.html", context, status=status)
+
+
+def _comments_context(request, candidate: Candidate, form: "CommentForm") -> dict:
+    return {
+        "comment_candidate": candidate,
+        "comments": candidate_comments(candidate=candidate),
+        "comment_form": form,
+        "can_comment": can_comment(request.user),
+    }
+
+
+class CommentForm(forms.Form):
+    body = forms.CharField(
+        label=gettext_lazy("Add a comment for your colleagues"),
+        max_length=MAX_COMMENT_LENGTH,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        error_messages={"required": gettext_lazy("Write something first: an empty comment is not posted.")},
+    )
+
+
+@require_POST
+@staff_view
+def candidate_comment(request, pk: int):
+    """Add a comment to an item (reviewers and tenant admins; an auditor reads them, 403).
+    With htmx the comment thread is swapped in place; without, the page is shown again."""
+    if not can_comment(request.user):
+        raise PermissionDenied(_("Your role may read comments but not add them."))
+    candidate = _candidate_or_404(request.tenant, pk)
+    form = CommentForm(request.POST)
+    if form.is_valid():
+        try:
+            candidate_comment_add(
+                tenant=request.tenant, candidate_id=candidate.pk, author=request.user,
+                body=form.cleaned_data["body"], actor=Actor.reviewer(request.user),
+            )
+        except NotFound:
+            raise Http404 from None
+        except DomainError as error:
+            form.add_error("body", error_message(error))
+    if form.errors:
+        if request.htmx:
+            # The field keeps the focus it had (htmx focuses autofocus in what it swaps in).
+            context = {**_comments_context(request, candidate, form), "answer": True}
+            return render(request, "reviews/candidate.html#comments", context, status=400)
+        return _candidate_page(request, candidate, form, status=400)
+    if request.htmx:
+        context = {
+            **_comments_context(request, candidate, CommentForm()),
+            "history": candidate_history(candidate=candidate),
+            "answer": True,
+        }
+        return render(request, "reviews/candidate.html#comments_answer", context)
+    messages.success(request, _("Comment added."))
+    return redirect(f"{reverse('reviews:candidate', args=[candidate.pk])}#comments")
 
 
 @require_GET
@@ -499,6 +563,10 @@ def error_message(error: DomainError) -> str:
             return _("The value looks like a credential; credentials are never stored.")
         if value_problem == "required":
             return _("Write the value to keep.")
+        if details.get("body") == "empty":
+            return _("Write something first: an empty comment is not posted.")
+        if details.get("body") == "too_long":
+            return _("A comment is at most %(count)d characters.") % {"count": MAX_COMMENT_LENGTH}
         if details.get("items") == "empty":
             return _("Select at least one item.")
         if details.get("items") == "too_many":

@@ -31,6 +31,7 @@ from ..errors import DomainError
 from ..policy.identifiers import identifier_problem
 from ..labels import MAX_LABEL_LENGTH, TenantLabels, known_relation_names
 from ..extraction import active_extractor_name, prompt_versions
+from ..models.tenancy import MAX_REVIEW_TARGET_HOURS
 from ..models import (
     ApiKey,
     AuditAction,
@@ -170,6 +171,10 @@ class PolicyForm(forms.Form):
     reject_reasons = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 4}), label=gettext_lazy("Reject reasons"),
         help_text=gettext_lazy("One a line: what reviewers pick from to reject (they may add free text)."),
+    )
+    review_target_hours = forms.IntegerField(
+        min_value=1, max_value=MAX_REVIEW_TARGET_HOURS, label=gettext_lazy("Review target (hours)"),
+        help_text=gettext_lazy("How long an item should wait for a reviewer at most; the queue marks items near or over it."),
     )
 
     def __init__(self, *args, **kwargs):

@@ -484,12 +484,13 @@
   // A refusal comes back as the item with its notice (409 decided by someone else, 400 bad
   // input): swap it in like an answer. Other failures have no item to show. A claim's or a
   // bulk decision's 400 carries its reason too (the toast; the notice under the bulk bar), and
-  // so does the filter form's (the filters left out, above the results).
+  // so does the filter form's (the filters left out, above the results), and a comment's
+  // (an empty or too long text, beside the field).
   // The form is the request's: htmx sets this event's detail.elt to the swap's target.
   document.body.addEventListener("htmx:beforeSwap", function (event) {
     var detail = event.detail || {};
     var sender = detail.requestConfig && detail.requestConfig.elt;
-    var form = sender && sender.matches && sender.matches("[data-claim-form], [data-bulk-form], [data-filters], [data-counts]");
+    var form = sender && sender.matches && sender.matches("[data-claim-form], [data-bulk-form], [data-filters], [data-counts], [data-comment-form]");
     if ((decisionOf(detail) || form) && detail.xhr && (detail.xhr.status === 409 || detail.xhr.status === 400)) {
       detail.shouldSwap = true;
       detail.isError = false;

@@ -9,7 +9,9 @@ from html.parser import HTMLParser
 import pytest
 from django.urls import reverse
 
+from reviews.actors import Actor
 from reviews.models import AuditEvent
+from reviews.services.comments import candidate_comment_add
 from tests.review.conftest import signed_in
 
 # What is not prose of the interface, so not translated: what users wrote (values, notes,
@@ -179,6 +181,9 @@ def test_every_staff_page_is_finished_in_chinese(pages, review_queue, reviewer):
     client.post(reverse("reviews:candidate-approve", args=[review_queue.evidence.pk]),
                 {"version": review_queue.evidence.version})
     assert AuditEvent.objects.filter(action="candidate.approved").exists()
+    # And a comment on the conflict's own page, under its history.
+    candidate_comment_add(tenant=reviewer.membership.tenant, candidate_id=review_queue.conflict.pk, author=reviewer,
+                          body="Which one did the user mean?", actor=Actor.reviewer(reviewer))
     found = {}
     for user, path, headers in pages:
         client = signed_in(user, HTTP_ACCEPT_LANGUAGE="zh-hans")

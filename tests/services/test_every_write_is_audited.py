@@ -27,6 +27,7 @@ from reviews.services import (
     audit_export,
     candidates,
     claims,
+    comments,
     deletions,
     dry_run,
     entities,
@@ -189,6 +190,9 @@ SCENARIOS = {
     ),
     "api_keys.api_key_rotate": lambda w: api_keys.api_key_rotate(
         tenant=w.tenant, prefix=tenants.api_key_create(tenant=w.tenant, scopes=["recall"])[0].prefix, actor=ADMIN
+    ),
+    "comments.candidate_comment_add": lambda w: comments.candidate_comment_add(
+        tenant=w.tenant, candidate_id=w.review.pk, author=w.reviewer, body="ask alice", actor=Actor.reviewer(w.reviewer)
     ),
     "saved_views.saved_view_save": lambda w: saved_views.saved_view_save(
         tenant=w.tenant, owner=w.reviewer, name="mine", queue_query="field=location", actor=ADMIN

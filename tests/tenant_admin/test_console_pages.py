@@ -24,6 +24,7 @@ def policy_data(tenant, **changes):
         "reject_below": tenant.reject_below, "confirm_below": tenant.confirm_below, "auto_approve_at": tenant.auto_approve_at,
         "allowed_relation_names": "", "sensitive_retention_days": tenant.sensitive_retention_days,
         "message_retention_days": tenant.message_retention_days, "thread_idle_days": tenant.thread_idle_days,
+        "review_target_hours": tenant.review_target_hours,
         **{f"priority_{source}": rank for source, rank in tenant.source_priority.items()},
     }
     data.update(changes)
