@@ -12,8 +12,9 @@ that recalls it. This gives those rows what new rows get:
   its version does not either), its versions' values too, the escaped original kept in its
   provenance, and the candidate that published it flagged as above; one ``fact.cleaned``
   event (host apps hear of it as ``fact.updated``). A value of a ``many`` field that, once
-  clean, equals another active value of its slot is deleted, its event saying which fact
-  holds the value now.
+  clean, equals another active value of its slot leaves publication as an entity merge's
+  clash does (``fact.retired``, through reviews/policy/transitions.py, its value kept in its
+  versions), its ``fact.cleaned`` event naming the fact that holds the value.
 
 Events go on each row's tenant's chain, appended like any writer's (the chain head locked
 last). The store projection follows with the hourly reconcile, or at once with
@@ -26,14 +27,20 @@ from django.db.models import Q
 from django.utils import timezone
 
 # The boundary's own rules, not a copy: what counts as hidden, how it is written out, the
-# value digest and the audit chain are each defined once (reviews/poisoning/characters.py,
-# reviews/policy/normalize.py, reviews/audit.py). Their models are read through ``apps``.
-from reviews import audit
+# value digest, the status transitions and the audit chain are each defined once
+# (reviews/poisoning/characters.py, reviews/policy/normalize.py, reviews/policy/transitions.py,
+# reviews/audit.py). The rows cleaned are read through ``apps``; the one transition, a rare
+# clash, goes through the live models the transitions module works on.
+from reviews import audit, models as live
+from reviews.actors import Actor
+from reviews.models.choices import ActorKind, AuditAction, CandidateFlag, FactStatus, Reason
+from reviews.models.locks import lock_subjects
 from reviews.poisoning.characters import SUSPECT, escape_hidden, find_hidden
+from reviews.policy import transitions
 from reviews.policy.normalize import value_digest
 
-ACTOR = "system:hidden_characters_cleanup"
-FLAG = "hidden_characters"
+ACTOR = Actor(ActorKind.SYSTEM, "hidden_characters_cleanup")
+FLAG = CandidateFlag.HIDDEN_CHARACTERS
 REASON = "hidden characters stored before the poisoning checks were removed"
 CHUNK = 500
 
@@ -59,10 +66,10 @@ def _suspect(model, *fields):
     return [pk for pk, *texts in rows.iterator(chunk_size=CHUNK) if any(find_hidden(t or "").found for t in texts)]
 
 
-def clean_candidates(apps, now, events) -> int:
+def clean_candidates(apps, now, events, ids) -> int:
     Candidate = apps.get_model("reviews", "Candidate")
     cleaned = 0
-    for candidate in Candidate.objects.filter(pk__in=_suspect(Candidate, "value", "evidence")).select_related("subject"):
+    for candidate in Candidate.objects.filter(pk__in=ids).select_related("subject").order_by("pk"):
         escaped = {}
         for name in ("value", "evidence"):
             clean, shown = _clean(getattr(candidate, name))
@@ -71,20 +78,17 @@ def clean_candidates(apps, now, events) -> int:
                 escaped[name] = shown
         _with_flag(candidate, escaped)
         candidate.save(update_fields=["value", "evidence", "flags", "flag_details"])
-        events.append((candidate.tenant_id, candidate.subject.user_id, "candidate.cleaned", "candidate", candidate.pk,
-                       escaped, {"value": candidate.value, "evidence": candidate.evidence, "flags": candidate.flags}))
+        after = {"value": candidate.value, "evidence": candidate.evidence, "flags": candidate.flags}
+        events.append((candidate.tenant_id, candidate.subject.user_id, AuditAction.CANDIDATE_CLEANED, "candidate",
+                       candidate.pk, escaped, after))
         cleaned += 1
     return cleaned
 
 
-def clean_facts(apps, now, events) -> int:
+def clean_facts(apps, now, events, retired, fact_ids, dirty_versions) -> int:
     Fact = apps.get_model("reviews", "Fact")
     FactVersion = apps.get_model("reviews", "FactVersion")
     Candidate = apps.get_model("reviews", "Candidate")
-    dirty_versions = set(_suspect(FactVersion, "value"))
-    fact_ids = set(_suspect(Fact, "value", "evidence")) | set(
-        FactVersion.objects.filter(pk__in=dirty_versions).values_list("fact_id", flat=True)
-    )
     cleaned = 0
     for fact in Fact.objects.filter(pk__in=fact_ids).select_related("subject", "entity").order_by("pk"):
         escaped = {}
@@ -98,20 +102,23 @@ def clean_facts(apps, now, events) -> int:
         if escaped:
             fact.value_digest = value_digest(fact.value)
             fact.provenance = [*(fact.provenance or []),
-                               {"source": "cleanup", "actor": ACTOR, "at": now.isoformat(), "flags": [FLAG],
+                               {"source": "cleanup", "actor": str(ACTOR), "at": now.isoformat(), "flags": [FLAG],
                                 "escaped": escaped}]
             holder = None
-            if fact.status == "active":
+            if fact.status == FactStatus.ACTIVE:
                 holder = (
                     Fact.objects.filter(subject_id=fact.subject_id, entity_id=fact.entity_id, field=fact.field,
-                                        thread_id=fact.thread_id, status="active", value_digest=fact.value_digest)
+                                        thread_id=fact.thread_id, status=FactStatus.ACTIVE,
+                                        value_digest=fact.value_digest)
                     .exclude(pk=fact.pk).values_list("pk", flat=True).first()
                 )
             if holder is not None:
-                # Once clean it is the value another active fact holds: one of them goes.
-                fact.status = "deleted"
-                after.update(status="deleted", merged_into=holder)
-            fact.save(update_fields=["value", "evidence", "value_digest", "provenance", "status"])
+                # Once clean it is the value another active fact holds: this one leaves
+                # publication first (the constraint allows one active row per value).
+                after["merged_into"] = holder
+                retired += retire_clash(fact.pk, now)
+                fact.value, fact.evidence = "", ""
+            fact.save(update_fields=["value", "evidence", "value_digest", "provenance"])
         for version in FactVersion.objects.filter(fact_id=fact.pk, pk__in=dirty_versions):
             version.value = _clean(version.value)[0]
             version.save(update_fields=["value"])
@@ -124,31 +131,55 @@ def clean_facts(apps, now, events) -> int:
             candidate = Candidate.objects.get(pk=published_by)
             _with_flag(candidate, escaped)
             candidate.save(update_fields=["flags", "flag_details"])
-        events.append((fact.tenant_id, fact.subject.user_id, "fact.cleaned", "fact", fact.pk,
+        events.append((fact.tenant_id, fact.subject.user_id, AuditAction.FACT_CLEANED, "fact", fact.pk,
                        escaped or {"history": "earlier versions held hidden characters"}, after))
         cleaned += 1
     return cleaned
 
 
-def _audit(events) -> None:
-    """One event per row, on its tenant's chain."""
+def retire_clash(fact_id, now) -> list:
+    """A fact whose clean value another active fact of its slot holds leaves publication the
+    way an entity merge's clash does: retired, its value kept in its versions only."""
+    fact = live.Fact.objects.select_related("subject", "entity").get(pk=fact_id)
+    return transitions.facts_end([fact], transitions.FACT_RETIRE, subject=fact.subject, actor=ACTOR, at=now,
+                                 reason=REASON, reason_code=lambda _fact: Reason.DUPLICATE)
+
+
+def _audit(events, retired) -> None:
+    """One event per row (and one per clash retired), on its tenant's chain."""
     by_tenant = {}
     for tenant_id, user_id, action, object_type, object_id, before, after in events:
         by_tenant.setdefault(tenant_id, []).append(audit.EventDraft(
-            actor=ACTOR, action=action, object_type=object_type, object_id=object_id, subject_user_id=user_id,
+            actor=str(ACTOR), action=action, object_type=object_type, object_id=object_id, subject_user_id=user_id,
             before=before, after=after, reason=REASON,
         ))
+    tenants = dict(live.Fact.objects.filter(pk__in=[int(d.object_id) for d in retired]).values_list("pk", "tenant_id"))
+    for draft in retired:
+        by_tenant.setdefault(tenants[int(draft.object_id)], []).append(draft)
     for tenant_id in sorted(by_tenant):
         audit.record_many(tenant_id, by_tenant[tenant_id])
 
 
 def clean_stored_hidden_characters(apps, schema_editor=None) -> dict:
     """What the migration runs; returns what it cleaned (the tests read it)."""
+    Candidate, Fact, FactVersion = (apps.get_model("reviews", name) for name in ("Candidate", "Fact", "FactVersion"))
     now = timezone.now()
-    events = []
+    events, retired = [], []
     with transaction.atomic():
-        counts = {"candidates": clean_candidates(apps, now, events), "facts": clean_facts(apps, now, events)}
-        _audit(events)
+        candidate_ids = _suspect(Candidate, "value", "evidence")
+        dirty_versions = set(_suspect(FactVersion, "value"))
+        fact_ids = set(_suspect(Fact, "value", "evidence")) | set(
+            FactVersion.objects.filter(pk__in=dirty_versions).values_list("fact_id", flat=True)
+        )
+        # Every writer's lock order (reviews/models/locks.py): the subjects first, ascending;
+        # the chain heads last, when the events are appended.
+        lock_subjects({*Candidate.objects.filter(pk__in=candidate_ids).values_list("subject_id", flat=True),
+                       *Fact.objects.filter(pk__in=fact_ids).values_list("subject_id", flat=True)})
+        counts = {
+            "candidates": clean_candidates(apps, now, events, candidate_ids),
+            "facts": clean_facts(apps, now, events, retired, fact_ids, dirty_versions),
+        }
+        _audit(events, retired)
     return counts
 
 

@@ -109,7 +109,7 @@ def test_running_it_again_changes_nothing(tenant, publish):
     assert dump_all_tables() == dump
 
 
-def test_a_value_equal_to_another_once_clean_leaves_publication_naming_the_one_kept(tenant, publish):
+def test_a_value_equal_to_another_once_clean_is_retired_naming_the_one_kept(tenant, publish):
     kept = publish(tenant, "alice", field="preference", value="green tea")
     twin = publish(tenant, "alice", field="preference", value="green teas")
     _old_state(twin, "green\u200b tea")
@@ -118,11 +118,16 @@ def test_a_value_equal_to_another_once_clean_leaves_publication_naming_the_one_k
 
     twin.refresh_from_db()
     kept.refresh_from_db()
-    assert (twin.status, twin.value) == ("deleted", "green tea")
+    # Out of publication as an entity merge's clash: no value shown, the clean one in its versions.
+    assert (twin.status, twin.value) == ("deleted", "")
+    assert list(twin.versions.values_list("value", flat=True)) == ["green tea"]
     assert (kept.status, kept.value) == ("active", "green tea")
-    [event] = _events(tenant, "fact.cleaned")
-    payload = AuditPayload.objects.get(event=event)
-    assert payload.after["status"] == "deleted" and payload.after["merged_into"] == kept.pk
+    [cleaned] = _events(tenant, "fact.cleaned")
+    assert AuditPayload.objects.get(event=cleaned).after["merged_into"] == kept.pk
+    [retired] = _events(tenant, "fact.retired")
+    assert (retired.object_id, retired.actor, retired.reason_code) == (
+        str(twin.pk), "system:hidden_characters_cleanup", "duplicate")
+    assert retired.seq > cleaned.seq and verify_tenant(tenant.pk).ok
 
 
 def test_with_nothing_hidden_it_writes_nothing(tenant, publish):
