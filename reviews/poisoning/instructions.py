@@ -114,7 +114,9 @@ _DISCLOSE = _any(
 )
 _GUARDED = _any(
     # the agent's prompt and setup
-    r"system (?:prompt|message|instructions?)", r"(?:your|the) (?:\w+ ){0,2}(?:initial|original|hidden|secret|internal|first|setup|configuration|config|starting) (?:prompt|message|instructions?|text|rules|preamble|settings|directions)",
+    r"system (?:prompt|message|instructions?)",
+    r"(?:your|the) (?:\w+ ){0,2}(?:initial|original|hidden|secret|internal|first|setup|configuration|config|starting)"
+    r" (?:prompt|message|instructions?|text|rules|preamble|settings|directions)",
     r"your (?:\w+ )?(?:prompt|instructions|preamble|setup(?: text| message)?|configuration|config|directions|rules|settings)",
     rf"(?:instructions|directions|rules|prompt|message|text) {_GIVEN}", r"tool descriptions",
     r"(?:text|words|prompt) above", r"preamble",
@@ -123,7 +125,8 @@ _GUARDED = _any(
     r"passcodes?", r"credentials?", r"secrets?", r"\.env\b", r"environment variables?", r"tokens?", r"card numbers?",
     r"account numbers?", r"cvv", r"social security numbers?", r"keys in your",
     # other people's data
-    r"(?:other|another|all|every|each) (?:\w+ )?(?:users?|clients?|customers?|patients?|members?|people|persons|account holders?|employees|contacts|tenants|accounts)",
+    r"(?:other|another|all|every|each) (?:\w+ )?(?:users?|clients?|customers?|patients?|members?|people|persons"
+    r"|account holders?|employees|contacts|tenants|accounts)",
     r"every other", r"everyone else'?s?", r"the rest of the (?:team|users|staff|customers|clients)", r"anyone else'?s?",
     r"what (?:the )?other \w+ (?:said|told|wrote|confided)",
 )
@@ -214,7 +217,8 @@ CUES: tuple[Cue, ...] = (
     _cue("override", "cancels the agent's instructions",
          rf"\b{_CANCEL}\b{_GAP}{{0,40}}?\b{_RULES}\b"),
     _cue("override", "declares the agent's instructions void",
-         rf"(?:\b{_THEIRS}\b (?:\w+ ){{0,3}}{_RULES}\b|\b{_RULES} {_GIVEN}\b){_GAP}{{0,50}}?\b(?:(?:is|are|was|were|be|been|now|as|considered|treated as|does|do|did)\s+)?"
+         rf"(?:\b{_THEIRS}\b (?:\w+ ){{0,3}}{_RULES}\b|\b{_RULES} {_GIVEN}\b){_GAP}{{0,50}}?"
+         rf"\b(?:(?:is|are|was|were|be|been|now|as|considered|treated as|does|do|did)\s+)?"
          rf"(?:now |hereby |all |henceforth |entirely |completely |officially )?{_VOID}\b"),
     _cue("override", "declares the agent's instructions void",
          rf"\b(?:consider|treat|count|regard) (?:\w+ ){{0,3}}{_RULES}\b (?:as )?(?:now )?{_VOID}\b"),
