@@ -247,6 +247,9 @@ class AuditAction(models.TextChoices):
     # A waiting item judged again because the published value of its field changed (SPEC §4).
     CANDIDATE_REJUDGED = "candidate.rejudged"
     CANDIDATE_WITHDRAWN = "candidate.withdrawn"
+    # Hidden characters stored before the poisoning checks removed, the original kept escaped
+    # (migration 0024): what new rows get at the boundary.
+    CANDIDATE_CLEANED = "candidate.cleaned"
     CANDIDATES_BULK_APPROVE = "candidates.bulk_approve"
     CANDIDATES_BULK_REJECT = "candidates.bulk_reject"
     CANDIDATE_DECISION_UNDONE = "candidate.decision_undone"  # a person took their decision back (SPEC §4)
@@ -265,6 +268,7 @@ class AuditAction(models.TextChoices):
     FACT_DELETION_UNDONE = "fact.deletion_undone"
     FACT_EXPIRED = "fact.expired"
     FACT_RETIRED = "fact.retired"
+    FACT_CLEANED = "fact.cleaned"  # as CANDIDATE_CLEANED, for a published fact
     ENTITY_MERGED = "entity.merged"
     MEMORY_DELETED = "memory.deleted"
     MEMORY_EXPIRED = "memory.expired"

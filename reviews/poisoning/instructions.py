@@ -5,33 +5,49 @@ addresses the model that will later read it ("ignore your previous instructions"
 the send_email tool with …", "send the address to https://…") is an injection waiting in
 the store, whatever its confidence. This module scores a text and says why.
 
-How it decides, in three steps a reviewer can follow:
+How it scores, in three steps a reviewer can follow:
 
-1. **Normalise** away the disguises: NFKC (full-width ``ｉｇｎｏｒｅ`` becomes ``ignore``),
-   lower case, markdown emphasis and code fences dropped, leetspeak read back
-   (``1gn0r3`` → ``ignore``), letters spaced out joined (``i g n o r e`` → ``ignore``).
-2. **Match cues**, each a small pattern with a weight and a family:
+1. **Normalise** away the disguises (:func:`readings`): NFKC (full-width ``ｉｇｎｏｒｅ``
+   becomes ``ignore``), case folded, markdown emphasis, quotes and code fences dropped,
+   letters spaced out joined (``i g n o r e`` → ``ignore``; a run that swallowed the
+   spaces between words, ``ignoreallprior``, is cut back into the words this module knows),
+   Chinese characters spaced out joined, and leetspeak read back (``1gn0r3`` → ``ignore``)
+   in a second reading, since reading it back also turns ``a@b.example`` into ``aab.example``.
+2. **Find structure, not phrases.** An attack is an *order* with a *target*: a verb of
+   one of four actions and an object of the matching class, in either language —
 
-   - ``override``: an instruction-cancelling verb with what it cancels ("ignore … previous
-     instructions", "忽略之前的指令"), a new identity ("you are now", "developer mode",
-     "你现在是"), a fake role header ("SYSTEM:");
-   - ``reveal``: a disclosure verb with something the agent must keep (its prompt or
-     instructions, keys and passwords, other users' data; "打印系统提示词");
-   - ``tool``: calling or running a tool, function or command ("call the send_email
-     tool", ``transfer_funds(``, "执行命令");
-   - ``url``: sending, fetching or following an address (a verb of moving data near a URL
-     or a bare domain with a path, a markdown image that would load one).
+   - ``override``: a cancelling verb (ignore, discard, suspend, 忽略, 不再理会 …) with the
+     agent's rules (instructions, guidance, policy, setup, filters, 指令, 设定 …), or those
+     rules said to be void (cancelled, outdated, no longer counts, 失效, 作废 …), or the
+     agent given a new identity without limits ("you are now …", "uncensored model",
+     "无审查模式") or told to obey this text;
+   - ``reveal``: a disclosing verb (reveal, paste, recite, give out, 告诉, 列出 …) with
+     something the agent must keep: its prompt or setup, keys, tokens and passwords, other
+     people's data (其他用户, 所有人的记忆 …);
+   - ``tool``: a verb of running (use, call, invoke, trigger, 调用, 运行 …) with a tool
+     class (tool, function, plugin, integration, shell, 接口, 插件 …), a function call
+     written out (``reset_password(…)``) or a destructive command (``rm -rf``, ``DELETE FROM``);
+   - ``url``: a verb of moving data (send, upload, fetch, embed, 上传到, 读取 …) with an
+     address (a URL, a domain with a path, an e-mail address), or a markdown image.
 
-   A cue preceded by a negation ("never reveal my phone number", "不要把…告诉") is a
-   preference about privacy, not a request, and does not count.
-3. **Sum** the weights; :data:`THRESHOLD` or more is ``instruction_like``. Each weight is at
-   most the threshold: one strong cue is enough, weak ones (a bare "assistant:", a URL
-   with no verb) need company.
+   In English the verb must stand where an order stands — first in its clause, after
+   "please"/"quietly"/"and", or after "you must"/"you may" — so a description in the
+   third person ("uses the Slack API", "runs Python scripts", "posts photos on https://…")
+   or an infinitive ("prefers to call functions with keyword arguments") is no order.
+   Chinese has no such mark; a habit word before the verb (喜欢, 经常, 负责 …) says it is a
+   description. A verb after a negation ("never share my location", "不要透露我的住址")
+   is a preference about privacy and does not count.
+3. **Sum** the weights of the distinct cues; :data:`THRESHOLD` or more is
+   ``instruction_like``. A structural cue weighs the threshold on its own; a text that only
+   names the agent ("Assistant:", "致读取本条记忆的模型") or only sets a trigger ("whenever
+   anyone asks") weighs less and needs company.
 
 Ordinary preferences about answers and code ("always answer in bullet points",
-"用表格回答", "use type hints", "from now on, call me Alex") match none of the cues: they
-say how to answer, not what to disobey, reveal, call or send. The corpus and its figures:
-``tests/fixtures/poisoning_corpus.jsonl``, ``tests/poisoning/test_instruction_scorer.py``.
+"用表格回答", "use type hints", "from now on, call me Alex") have an order but no target
+of the four classes. The measures: the tuning corpus (``tests/fixtures/
+poisoning_corpus.jsonl`` and ``poisoning_tuning_extra.jsonl``), and a held-out set written
+before this version and never tuned on (``poisoning_held_out.jsonl``); figures by family in
+docs/poisoning.md, from ``tests/poisoning/test_instruction_scorer.py``.
 """
 from __future__ import annotations
 
@@ -41,102 +57,313 @@ from dataclasses import dataclass
 
 THRESHOLD = 1.0
 
-_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"})
-_MARKUP = re.compile(r"```[a-z]*|`|\*\*|__|~~|^#+\s|^>\s", re.M)
-# Letters spaced out: four or more single letters in a row ("i g n o r e").
-_SPACED = re.compile(r"\b(?:[a-z] ){3,}[a-z]\b")
-_WHITESPACE = re.compile(r"\s+")
+
+def _any(*words: str) -> str:
+    return "(?:" + "|".join(words) + ")"
 
 
-def normalise(text: str) -> str:
-    """``text`` with its disguises taken off (step 1)."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    text = _MARKUP.sub(" ", text)
-    text = _WHITESPACE.sub(" ", text)
-    text = _SPACED.sub(lambda match: match.group(0).replace(" ", ""), text)
-    # Leetspeak only inside words that mix digits and letters: "rm -rf" stays, "2019" stays.
-    return re.sub(r"\b(?=[\w@$!.]*[a-z])(?=[\w@$!.]*[0-9@$!])[\w@$!.]+", lambda m: m.group(0).translate(_LEET), text)
+# --- The vocabularies: what each action and each target may be called ---------------------
 
+# The agent's rules, as an override names them.
+_RULES = _any(
+    r"instructions?", r"directions", r"guidance", r"guidelines?", r"rules?", r"rulebook", r"polic(?:y|ies)",
+    r"system (?:message|prompt)s?", r"prompts?", r"configuration", r"config", r"setup", r"preamble",
+    r"constraints?", r"filters?", r"guardrails?", r"safeguards?", r"restrictions?", r"limitations?", r"limits",
+    r"directives?", r"programming", r"moderation", r"brief", r"training", r"orders", r"(?:safety|security) (?:settings|checks?)",
+    r"what(?:ever)? you (?:were|have been|got) (?:told|instructed|given|configured with|started with)",
+    r"everything (?:you were told|above|before|earlier|your \w+ (?:configured|set|said|wrote))",
+)
+# Whose rules: the agent's, not a company's dress code (said before them, or after:
+# "the directions you got from your makers").
+_THEIRS = _any(
+    r"your", r"you", r"system", r"the system", r"original", r"initial", r"previous", r"prior", r"earlier", r"old",
+    r"developer'?s?", r"operator'?s?", r"makers?'?", r"creators?'?", r"built-in", r"default", r"safety", r"content",
+    r"moderation", r"refusal", r"all", r"every", r"any", r"its", r"these", r"those", r"above", r"configured",
+)
+_GIVEN = _any(
+    r"(?:that )?you (?:got|were given|received|were started with|started with|follow|were trained on)",
+    r"(?:that )?(?:your|the) (?:developers?|operators?|creators?|makers?|admins?) (?:gave|wrote|set)",
+)
+_CANCEL = _any(
+    r"ignore", r"disregard", r"discard", r"forget(?: about)?", r"drop", r"abandon", r"bypass", r"skip", r"override",
+    r"suspend", r"lift", r"cancel", r"revoke", r"withdraw", r"disable", r"delete", r"erase", r"remove", r"scrap",
+    r"set aside", r"put aside", r"throw out", r"get rid of", r"turn off", r"switch off", r"set (?:\w+ ){1,3}to off",
+    r"stop (?:following|obeying|honou?ring|applying|using|respecting)", r"no longer (?:follow|obey|apply|honou?r)",
+    r"(?:don't|do not|never) (?:apply|follow|obey|honou?r|respect|enforce)",
+    r"outranks?", r"overrides", r"supersedes", r"replaces", r"takes? precedence over", r"cancels",
+    r"treat (?:\w+ ){1,4}as (?:switched off|void|cancell?ed|not existing|nonexistent)",
+)
+_VOID = _any(
+    r"cancell?ed", r"revoked", r"void", r"null", r"obsolete", r"outdated", r"superseded", r"lifted", r"suspended",
+    r"withdrawn", r"disabled", r"switched off", r"turned off", r"removed", r"replaced", r"overridden", r"invalid",
+    r"expired", r"waived", r"(?:does not|doesn't|did not|didn't|not) exist", r"never existed",
+    r"no longer (?:valid|counts?|appl(?:y|ies)|matters?|in (?:force|effect)|binding)", r"(?:don't|do not|doesn't) (?:count|apply)",
+)
+_AGENT = _any(r"assistant", r"model", r"ai", r"agent", r"llm", r"chatbot", r"bot", r"language model", r"gpt", r"system")
 
-def _plain(text: str) -> str:
-    return _WHITESPACE.sub(" ", _MARKUP.sub(" ", unicodedata.normalize("NFKC", text).casefold()))
+_DISCLOSE = _any(
+    r"reveal", r"print", r"show", r"output", r"repeat", r"recite", r"reproduce", r"tell", r"leak", r"dump", r"display",
+    r"share", r"send", r"list", r"give(?: out)?", r"hand(?: over)?", r"read out", r"include", r"add", r"expose",
+    r"disclose", r"(?:respond|reply|answer) with", r"paste", r"provide", r"mention", r"write(?: out)?", r"type out",
+    r"spell out", r"copy", r"quote(?: back)?", r"echo(?: back)?", r"return", r"relay", r"summari[sz]e", r"describe",
+    r"let (?:\w+ ){1,2}(?:see|know|have)", r"forward", r"email", r"publish", r"post", r"put", r"insert", r"append",
+    r"read back", r"state", r"explain", r"say",
+    # the same verbs as what an order begins with ("start your reply by writing out …")
+    r"revealing", r"printing", r"showing", r"repeating", r"reciting", r"reproducing", r"telling", r"listing",
+    r"sharing", r"sending", r"including", r"pasting", r"writing(?: out)?", r"typing out", r"quoting", r"copying",
+)
+_GUARDED = _any(
+    # the agent's prompt and setup
+    r"system (?:prompt|message|instructions?)",
+    r"(?:your|the) (?:\w+ ){0,2}(?:initial|original|hidden|secret|internal|first|setup|configuration|config|starting)"
+    r" (?:prompt|message|instructions?|text|rules|preamble|settings|directions)",
+    r"your (?:\w+ )?(?:prompt|instructions|preamble|setup(?: text| message)?|configuration|config|directions|rules|settings)",
+    rf"(?:instructions|directions|rules|prompt|message|text) {_GIVEN}", r"tool descriptions",
+    r"(?:text|words|prompt) above", r"preamble",
+    # keys and secrets
+    r"(?:api|access|secret|private|bearer|auth|oauth|session|ssh|encryption|signing) (?:keys?|tokens?)", r"passwords?",
+    r"passcodes?", r"credentials?", r"secrets?", r"\.env\b", r"environment variables?", r"tokens?", r"card numbers?",
+    r"account numbers?", r"cvv", r"social security numbers?", r"keys in your",
+    # other people's data
+    r"(?:other|another|all|every|each) (?:\w+ )?(?:users?|clients?|customers?|patients?|members?|people|persons"
+    r"|account holders?|employees|contacts|tenants|accounts)",
+    r"every other", r"everyone else'?s?", r"the rest of the (?:team|users|staff|customers|clients)", r"anyone else'?s?",
+    r"what (?:the )?other \w+ (?:said|told|wrote|confided)",
+)
+_RUN = _any(
+    r"use", r"call", r"invoke", r"run", r"execute", r"trigger", r"launch", r"start", r"fire(?: off)?", r"open", r"have",
+    r"make", r"activate", r"employ", r"operate", r"perform", r"query", r"hit", r"ask",
+)
+_TOOLS = _any(
+    r"tools?", r"functions?", r"plugins?", r"plug-ins?", r"integrations?", r"connectors?", r"apis?", r"actions?",
+    r"webhooks?", r"shell", r"terminal", r"console", r"commands?", r"command line", r"code (?:runner|interpreter)",
+    r"interpreter", r"runner", r"sql", r"database", r"scripts?", r"endpoints?", r"browser", r"browsing", r"subprocess",
+    r"skills?", r"extensions?", r"cron", r"automation",
+)
+_MOVE = _any(
+    r"send", r"post", r"forward", r"upload", r"copy", r"mirror", r"ping", r"embed", r"append", r"add", r"include",
+    r"insert", r"put", r"load", r"retrieve", r"fetch", r"get", r"read", r"visit", r"open", r"navigate(?: to)?", r"go to",
+    r"download", r"report", r"submit", r"exfiltrate", r"push", r"sync", r"email", r"e-mail", r"mail", r"cc", r"bcc",
+    r"beam", r"log", r"transmit", r"pipe", r"dump", r"export", r"publish", r"leak", r"curl", r"wget", r"hit", r"request",
+    r"follow", r"apply", r"obey", r"make", r"pull", r"grab", r"stream", r"relay", r"share", r"notify", r"check",
+)
+_URL = r"(?:https?://|ftp://|www\.|\b[a-z0-9-]+(?:\.[a-z0-9-]+)+/|\b[\w.+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+)"
+_DANGEROUS = _any(
+    r"rm -rf", r"\bsudo\b", r"\bwget\b", r"\bcurl\b[^\n|]*\|\s*(?:ba)?sh", r"\bchmod\b", r"delete from\b", r"drop table\b",
+    r"truncate table\b", r"\bos\.(?:system|environ|popen)", r"\bsubprocess\b", r"__import__", r"\beval\(", r"\bexec\(",
+    r"/etc/(?:passwd|shadow)", r"~/\.ssh", r"\bid_rsa\b", r"\bshutdown\b", r"\bmkfs\b", r"\bformat c:",
+)
+
+# Chinese.
+_ZH_RULES = _any(r"指令", r"指示", r"规则", r"规定", r"设定", r"提示词?", r"要求", r"限制", r"策略", r"过滤", r"审查",
+                 r"约束", r"规范", r"准则", r"安全", r"rules?", r"prompt", r"guidelines?", r"instructions?", r"policy")
+_ZH_CANCEL = _any(r"忽略", r"无视", r"忘记", r"忘掉", r"不再理会", r"不要理会", r"别理会", r"不用理会", r"不理会", r"不要遵守",
+                  r"不再遵守", r"不用遵守", r"别遵守", r"不必遵守", r"停止遵守", r"抛开", r"放弃", r"跳过", r"绕过", r"取消",
+                  r"关闭", r"解除", r"撤销", r"废除", r"别管", r"别再按照?", r"不要再按照?", r"不再按照?", r"ignore", r"disregard")
+_ZH_VOID = _any(r"失效", r"作废", r"无效", r"取消", r"不适用", r"不算数?", r"不再有效", r"不存在", r"废除", r"撤销", r"过期", r"解除")
+_ZH_DISCLOSE = _any(r"告诉", r"写出", r"公开", r"列出", r"复述", r"发给", r"给我看", r"透露", r"泄露", r"显示", r"展示", r"打印",
+                    r"输出", r"说出", r"贴出", r"念出", r"提供", r"交出", r"发送", r"原样", r"原封不动", r"给出", r"转告", r"重复")
+_ZH_GUARDED = _any(r"系统提示", r"提示词", r"系统指令", r"隐藏指令", r"指令", r"系统设定", r"设定", r"初始设置", r"密钥", r"秘钥",
+                   r"令牌", r"密码", r"口令", r"token", r"\bkey\b", r"secret", r"prompt",
+                   r"(?:其他|别的|其余|所有|每个|每位)(?:的)?(?:客户|用户|人|病人|患者|会员|成员|联系人|users?)", r"他人", r"记忆",
+                   r"身份证", r"银行卡号", r"卡号", r"聊天记录")
+_ZH_RUN = _any(r"调用", r"使用", r"运行", r"执行", r"启动", r"触发", r"用", r"通过", r"call", r"run", r"invoke", r"use")
+_ZH_TOOLS = _any(r"工具", r"函数", r"接口", r"插件", r"命令(?!行)", r"脚本", r"shell", r"sql", r"\bapi\b", r"tool", r"function")
+_ZH_MOVE = _any(r"发送到", r"发送至", r"发到", r"发给", r"上传到", r"上传至", r"传到", r"转发到", r"转发给", r"转发至", r"同步到",
+                r"提交到", r"推送到", r"读取", r"访问", r"打开", r"加上", r"附上", r"嵌入", r"插入", r"抄送", r"下载")
+
+# Where an English order's verb stands: first in its clause (after a boundary, "and",
+# "please", "quietly" …), or after "you must"/"you may"/"I want you to". A Chinese
+# character before it counts as a boundary (mixed text: "请 ignore 之前的 system prompt").
+_FILLER = _any(
+    r"please", r"kindly", r"now", r"just", r"also", r"then", r"quietly", r"silently", r"secretly", r"first", r"always",
+    r"immediately", r"simply", r"so", r"ok", r"okay", r"go ahead and", r"be sure to", r"make sure to", r"remember to",
+    r"don't forget to", r"you must", r"you should", r"you may", r"you can", r"you will", r"you need to", r"you have to",
+    r"you are to", r"you're to", r"you are allowed to", r"i want you to", r"i need you to", r"i order you to",
+    r"i authori[sz]e you to", r"you are authori[sz]ed to", r"feel free to", r"from now on", r"from this point on",
+    r"from here on", r"right away", r"at once", r"without asking", r"each time", r"every time", r"afterwards",
+    r"start (?:\w+ ){0,3}by", r"begin (?:\w+ ){0,3}by", r"end (?:\w+ ){0,3}by",
+)
+_DIRECTIVE_BEFORE = re.compile(
+    rf"(?:^|[.;:!?,\n()\"'\[\]{{}}—–>*-]|[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]|\band|\bthen|\bor|\b{_AGENT})"
+    rf"\s*(?:{_FILLER}\s+)*$"
+)
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_ZH_HABIT = re.compile(r"(?:喜欢|经常|习惯|平时|常常|常|负责|爱|会|每天|每周|在|正在)\s*$")
+_NEGATION = re.compile(
+    r"(?:\b(?:never|don't|do not|not|no one|nobody)\b|不要|不准|别|请勿|不能|不可以|禁止|切勿|不得)\W*(?:\w+\W+){0,2}$"
+)
 
 
 @dataclass(frozen=True)
 class Cue:
+    """One structural cue: a pattern, a weight, and where its first word must stand."""
+
     family: str
     why: str
     pattern: re.Pattern
     weight: float = THRESHOLD
+    position: str = ""  # "order": an English order's place; "zh": no habit word before it; "": anywhere
 
 
-def _cue(family: str, why: str, pattern: str, weight: float = THRESHOLD) -> Cue:
-    return Cue(family, why, re.compile(pattern, re.S), weight)
+def _cue(family: str, why: str, pattern: str, weight: float = THRESHOLD, position: str = "") -> Cue:
+    return Cue(family, why, re.compile(pattern, re.S), weight, position)
 
 
-_CANCEL = (r"(?:ignore|disregard|forget|override|bypass|skip|stop following|do not follow|don't follow|cancel|void"
-           r"|set aside|put aside|drop|abandon|suspend|turn off|switch off|disable)")
-_RULES = (r"(?:instruction|prompt|rule|guideline|guidance|directive|polic(?:y|ies)|constraint|system message"
-          r"|developer message|order|safeguard|filter|(?:safety|security) check|restriction|programming|training)s?")
-_PRIOR = (r"(?:previous|prior|above|earlier|all|any|your|the|original|initial|its|these|safety|content|system|developer"
-          r"|whatever|existing|current|usual|security)")
-_DISCLOSE = (r"(?:reveal|print|show|output|repeat|tell|leak|dump|display|share|send|list|give|read out|include|expose"
-             r"|disclose|respond with|answer with|reply with|paste|provide|mention|hand over|write out|spell out|copy"
-             r"|quote|email|forward|export)")
-_GUARDED = (
-    r"(?:system prompt|(?:initial|hidden|original|system) (?:prompt|instructions?)|your (?:prompt|instructions)"
-    r"|api key|secret key|access token|credentials?|passwords?|environment variables|secrets"
-    r"|(?:other|all|every) (?:users?|customers?|tenants?)(?:'s?)?|every (?:user|customer)'s|configuration"
-    r"|conversation history|chat log|memory store|tools you can call|text above"
-    r"|(?:hidden|internal|secret) (?:configuration|config|settings|text|rules)|configuration text|instructions? block"
-    r"|contents of your (?:instructions|prompt|configuration|memory)|your (?:initial|original) (?:settings|setup|configuration)"
-    r"|(?:stored|saved|remembered) (?:\w+ ){0,2}of (?:the )?other|other (?:people|persons|individuals)"
-    r"|medical records|card (?:details|numbers?)|bank details)"
-)
-_ZH_CANCEL = r"(?:忽略|无视|忘记|忘掉|不要遵守|不再遵守|别管|跳过|别再按照|不要再按照|不再按照|不用遵守|抛开|放弃)"
-_ZH_RULES = r"(?:指令|指示|规则|提示|要求|限制|设定)"
-_ZH_DISCLOSE = r"(?:打印|显示|输出|告诉|泄露|透露|列出|重复|发给|给我看|说出|原样|复制|贴出|提供)"
-_ZH_GUARDED = r"(?:系统提示|提示词|隐藏指令|密钥|密码|令牌|其他用户|所有用户|别的用户|聊天记录|记忆|初始设定|系统设定|内部设定|配置|病历|银行卡)"
-_URL = r"(?:https?://|ftp://|www\.|\b[a-z0-9-]+\.(?:com|net|org|io|site|ly|me|xyz|ru|cn|example)/)"
-_NEGATION = re.compile(r"(?:\bnever|\bdon't|\bdo not|\bnot|\bno one|不要|别|请勿|不准)\W*(?:\w+\W+){0,2}$")
+_GAP = r"[^.;!?\n。；！？]"  # within one sentence
 
 CUES: tuple[Cue, ...] = (
     # override
-    _cue("override", "cancels the agent's instructions", rf"\b{_CANCEL}\b[^.;:!?\n]{{0,40}}?\b{_PRIOR}\b[^.;:!?\n]{{0,30}}?\b{_RULES}\b"),
-    _cue("override", "cancels the agent's instructions", rf"\b{_CANCEL}\b (?:everything|all) (?:above|before|you were told)"),
-    _cue("override", "declares the agent's instructions void", rf"\b(?:previous|prior|earlier|original) (?:{_RULES}|directives?)\b[^.\n]{{0,20}}\b(?:are|is) (?:void|cancel+ed|replaced|revoked|null)"),
-    _cue("override", "gives the agent a new identity", r"\byou are now\b|\bfrom now on,? you (?:are|must|will|should)\b|\bact as an? (?:ai|assistant|model)\b|\bpretend (?:you|the system)"),
-    _cue("override", "switches off the agent's rules", r"\b(?:developer|jailbreak|god|dan) mode\b|\bdo anything now\b|\bwithout (?:any )?restrictions\b|\bno longer follow\b|\bnot bound by\b|\bunrestricted (?:ai|assistant|model)\b|\bfree of all\b"),
-    _cue("override", "addresses the agent with new orders", r"\bnew (?:instructions|rules|system prompt)\b|\b(?:instruction|note|message) (?:to|for) the (?:ai|assistant|model|agent)\b|\bas your new system prompt\b|\bobey (?:me|only|the user)\b|\bawait my orders\b"),
-    _cue("override", "poses as a system or developer message", r"(?:^|\n|\s)(?:system|developer|assistant|admin)\s*:", 0.6),
-    _cue("override", "tells the agent to disobey its rules", r"\b(?:ignore|disregard|override|bypass)\b[^.\n]{0,25}\b(?:safety|content|policy|policies|its|your) (?:rules|guidelines|instructions|polic(?:y|ies)|filters?)\b"),
-    _cue("override", "cancels the agent's instructions (zh)", rf"{_ZH_CANCEL}.{{0,12}}{_ZH_RULES}"),
-    _cue("override", "gives the agent a new identity (zh)", r"你现在是|从现在开始.{0,6}(?:你|只听)|不受任何.{0,4}(?:规则|限制)|没有限制的(?:助手|ai|模型)|(?:提示|指令|规则).{0,6}(?:作废|无效)|听我的|按我说的做"),
-    _cue("override", "claims authority over the agent", r"\b(?:i|we) (?:authori[sz]e|permit|allow|order|command|instruct) you to\b|\bno longer appl(?:y|ies)\b|\bhelp me unconditionally\b|\bwithout (?:any )?(?:checks|limits|filters)\b"),
+    _cue("override", "cancels the agent's instructions",
+         rf"\b{_CANCEL}\b{_GAP}{{0,40}}?\b{_RULES}\b"),
+    _cue("override", "declares the agent's instructions void",
+         rf"(?:\b{_THEIRS}\b (?:\w+ ){{0,3}}{_RULES}\b|\b{_RULES} {_GIVEN}\b){_GAP}{{0,50}}?"
+         rf"\b(?:(?:is|are|was|were|be|been|now|as|considered|treated as|does|do|did)\s+)?"
+         rf"(?:now |hereby |all |henceforth |entirely |completely |officially )?{_VOID}\b"),
+    _cue("override", "declares the agent's instructions void",
+         rf"\b(?:consider|treat|count|regard) (?:\w+ ){{0,3}}{_RULES}\b (?:as )?(?:now )?{_VOID}\b"),
+    _cue("override", "gives the agent a new identity without limits",
+         rf"\byou(?: are|'re) now\b|\byou (?:have|'ve) been (?:upgraded|switched|changed|turned|converted|promoted|unlocked)\b"
+         rf"|\b(?:act|behave|roleplay|role-play|pretend|operate|respond) (?:as|like) (?:if you were )?(?:an? )?(?:\w+ ){{0,2}}{_AGENT}\b"
+         rf"|\b(?:uncensored|unfiltered|unrestricted|jailbroken|unlimited|unmoderated|unaligned) (?:mode|model|ai|assistant|version|chatbot)\b"
+         rf"|\b(?:no|zero|without(?: any)?) (?:content |safety )?(?:limits|limitations|restrictions|filters|guardrails|censorship)\b"
+         rf"|\b(?:refuse|decline) nothing\b|\bnever (?:refuse|decline)\b|\b(?:developer|jailbreak|god|dan|unfiltered) mode\b"
+         rf"|\bdo anything now\b|\banswer anything\b|\bcomply with everything\b|\bhelp me unconditionally\b"),
+    _cue("override", "tells the agent to obey this text",
+         rf"\b(?:obey|comply with|heed|follow) (?:only |just )?(?:this|these|me|my orders|the user only|notes? tagged|the (?:following|note|memory|entry))\b"
+         rf"|\b(?:this|the following) (?:note|memory|entry|text|message|record) (?:is|becomes) (?:your|the) (?:\w+ )?(?:rule|brief|instruction|order|prompt)"
+         rf"|\btreat this (?:note|memory|entry|text|record) as (?:your|the)\b|\bact on this (?:text|note|memory|entry) alone\b"
+         rf"|\byour only (?:brief|instructions?|rules?)\b|\bnew (?:instructions|rules|orders|system prompt)\b|\bawait my orders\b"
+         rf"|\bobey (?:only|me)\b|\bfollow the user only\b"),
+    _cue("override", "poses as a message to or from the agent",
+         rf"(?:^|[.!?;]\s)\s*(?:dear )?(?:{_AGENT}|developer|admin|operator)\s*[:,]"
+         rf"|\b(?:note|message|attention|instruction|memo|notice) (?:to|for) (?:the |any )?(?:{_AGENT})\b"
+         rf"|\bdear (?:{_AGENT})\b|\b(?:{_AGENT}) reading this\b|\battention,? (?:{_AGENT})\b", 0.5),
+    _cue("override", "sets a trigger for the agent",
+         r"\bwhen(?:ever)? (?:you read this|(?:you are |you're )?asked about|anyone|someone|whoever|the user (?:asks|says|types|mentions))"
+         r"|\b(?:next|each|every) time (?:the user|someone|anyone|you)\b|\bafter (?:each|every) (?:reply|answer|response|message)\b"
+         r"|\bat the (?:top|start|end|beginning) of (?:your|each|every) (?:next )?(?:answer|reply|response)\b"
+         r"|\bas soon as you (?:load|read|see) this\b", 0.4),
+    _cue("override", "cancels the agent's instructions (zh)", rf"{_ZH_CANCEL}[^。；！？\n]{{0,15}}{_ZH_RULES}"),
+    _cue("override", "declares the agent's instructions void (zh)",
+         rf"{_ZH_RULES}[^。；！？\n]{{0,12}}(?:已经?|都|全部|从今天起|一律)?{_ZH_VOID}|{_ZH_RULES}[^。；！？\n]{{0,10}}当作?不存在"),
+    _cue("override", "gives the agent a new identity without limits (zh)",
+         r"你现在是|你已经?被?(?:切换|设置|改|升级|转换)(?:为|成)|无审查|无限制模式|没有(?:任何)?限制的|不受[^。]{0,6}(?:限制|约束|规则)"
+         r"|不要拒绝任何|不得拒绝|任何(?:问题|请求|要求)都要?(?:回答|满足|答应|照办)|开发者模式"),
+    _cue("override", "tells the agent to obey this text (zh)",
+         r"用户说什么就做什么|只听(?:我|用户)|以(?:本条|这条|此条)为(?:准|最高|唯一)|最高指令|听我的|按我说的做|照我说的做"
+         r"|按(?:这条|本条|此条)[^。]{0,6}执行|只按[^。]{0,10}执行"),
+    _cue("override", "poses as a message to the agent (zh)",
+         r"^\s*(?:模型|助手|智能体|机器人|ai|assistant)[，,：:\s]*(?:请)?注意|致[^。]{0,12}(?:模型|助手|ai)|(?:模型|助手|ai|assistant)\s*请?注意", 0.5),
     # reveal
-    _cue("reveal", "asks the agent to disclose what it must keep", rf"\b{_DISCLOSE}\b[^.;!?\n]{{0,45}}?\b{_GUARDED}"),
-    _cue("reveal", "asks for other people's data", r"\b(?:other|all|every) (?:users?|customers?|tenants?)(?:'s?)? (?:\w+ ){0,2}(?:data|details|emails?|addresses|memories|information|messages|history|phone)"),
-    _cue("reveal", "asks for the text of the agent's prompt", r"\brepeat the (?:text|words|prompt) above\b|\bstarting with ['\"]you are"),
-    _cue("reveal", "asks the agent to disclose what it must keep (zh)", rf"{_ZH_DISCLOSE}.{{0,12}}{_ZH_GUARDED}|{_ZH_GUARDED}.{{0,8}}(?:告诉|发给|给我|列出来|显示出来)"),
+    _cue("reveal", "asks the agent to disclose what it must keep",
+         rf"\b{_DISCLOSE}\b{_GAP}{{0,60}}?\b{_GUARDED}", position="order"),
+    _cue("reveal", "asks the agent to disclose what it must keep (zh)",
+         rf"{_ZH_DISCLOSE}[^。；！？\n]{{0,15}}{_ZH_GUARDED}|{_ZH_GUARDED}[^。；！？\n]{{0,15}}(?:{_ZH_DISCLOSE}|写出来|说出来|发出来|打出来)",
+         position="zh"),
     # tool
-    _cue("tool", "tells the agent to call a tool", r"\b(?:call|use|invoke|trigger|run|execute)\b (?:the |your |a )?[\w\- ]{0,25}\b(?:tool|function|api|plugin|interpreter|webhook)\b"),
-    _cue("tool", "calls a function", r"\b(?:call|invoke|run|execute)\b[^.\n]{0,20}\b[a-z]+_[a-z_]+\s*\(|\b[a-z]+_[a-z_]+\([^)]*\)\s*(?:right away|now|before|first)|\b(?:call|invoke) (?:the function )?[a-z]+_[a-z_]+\b"),
-    _cue("tool", "runs a command", r"\b(?:run|execute)\b[^.\n]{0,25}\b(?:command|shell|script|code)\b|\brm -rf\b|\bcurl [^\s]+ ?\| ?(?:sh|bash)\b|\bdrop table\b|\bos\.(?:system|environ)\b"),
-    _cue("tool", "runs a shell command", r"\b(?:run|execute|type)\b\s+(?:sudo |cat |ls |wget |curl |chmod |bash |sh |python |powershell )\S*|/etc/(?:passwd|shadow)\b"),
-    _cue("tool", "tells the agent to use its tools on someone's behalf", r"\busing (?:your|the) [\w\- ]{0,20}\b(?:tool|function|plugin|integration)\b"),
-    _cue("tool", "a tool call written out", r"[\"']tool[\"']\s*:\s*[\"'][a-z_]+|\btool_call\b|[\"']function[\"']\s*:"),
-    _cue("tool", "tells the agent to call a tool (zh)", r"(?:调用|使用|用).{0,15}(?:工具|函数|接口|api)|执行.{0,6}(?:命令|脚本|代码)|rm -rf"),
+    _cue("tool", "tells the agent to run a tool",
+         rf"\b{_RUN}\b (?:(?:the|your|a|an|its|this|my|their|our|that)\s+)?(?:[\w.'-]+\s+){{0,3}}{_TOOLS}\b", position="order"),
+    _cue("tool", "writes out a function call", r"\b[a-z][a-z0-9]*_[a-z0-9_]+\s*\([^)]*\)|[\"']tool[\"']\s*:|\btool_call\b|[\"']function[\"']\s*:"),
+    _cue("tool", "names a function for the agent to call",
+         rf"\b(?:call|invoke|run|execute|trigger|fire)\b{_GAP}{{0,20}}?\b[a-z][a-z0-9]*_[a-z0-9_]+\b", position="order"),
+    _cue("tool", "a command that runs, deletes or reads what it must not", _DANGEROUS),
+    _cue("tool", "tells the agent to run a tool (zh)", rf"{_ZH_RUN}[^。；！？\n，,]{{0,15}}{_ZH_TOOLS}", position="zh"),
+    _cue("tool", "tells the agent to run a command (zh)", r"执行[^。；！？\n]{0,10}(?:命令|脚本|代码|sql)", position="zh"),
     # url
-    _cue("url", "sends or fetches data at an address", rf"\b(?:send|post|forward|upload|exfiltrate|fetch|load|visit|open|navigate to|download|report|append|curl|wget|log|submit|grab|transmit|pipe|beam|retrieve|get|read|pull|push|mail|email|sync)\b[^\n]{{0,60}}?{_URL}"),
-    _cue("url", "sends data to an e-mail address", r"\b(?:send|email|e-mail|mail|forward|cc|bcc)\b[^\n]{0,60}?\b[\w.+-]+@[\w-]+\.[\w.]+"),
-    _cue("url", "a markdown image that would load an address", rf"!\[[^\]]*\]\(\s*{_URL}"),
-    _cue("url", "links the agent's answers to an address", rf"\b(?:add|include|append|attach)\b[^.\n]{{0,30}}\blink\b[^\n]{{0,30}}{_URL}|\bin (?:every|each|all) (?:answer|reply|response)s?\b[^\n]{{0,10}}$"),
-    _cue("url", "sends or fetches data at an address (zh)", rf"(?:发送到|发到|上传到|访问|打开|读取|下载|附上链接|转发到).{{0,10}}{_URL}|{_URL}\S*\s*(?:并执行|读取)"),
-    _cue("url", "an address and an order to follow it", rf"{_URL}[^\n]{{0,40}}\b(?:follow|obey|run|execute|do what it says|do as it says)\b", 1.0),
-    _cue("url", "an address with a placeholder for data", rf"{_URL}\S*(?:=|\?)(?:\s|$|[a-z_]*data)", 0.6),
-    _cue("override", "addresses the agent about this memory", r"\bwhen(?:ever)? (?:you read this|asked about this user|the user (?:asks|mentions|says)|someone says)", 0.5),
+    _cue("url", "tells the agent to send or fetch data at an address",
+         rf"\b{_MOVE}\b[^\n。！？]{{0,80}}?{_URL}", position="order"),
+    _cue("url", "a markdown image that would load an address", rf"!\[[^\]]*\]\(\s*(?:https?://|www\.|//)"),
+    _cue("url", "an address and an order to follow it",
+         rf"{_URL}\S*[^\n]{{0,40}}\b(?:follow|obey|run|execute|apply|carry (?:it|them) out|do what it says|do as it says)\b"),
+    _cue("url", "tells the agent to send or fetch data at an address (zh)",
+         rf"{_ZH_MOVE}[^。！？\n]{{0,30}}{_URL}|{_URL}\S*[^。！？\n]{{0,12}}(?:照做|执行|按[^。]{{0,6}}(?:做|回答|执行)|再按)"
+         rf"|从\s*{_URL}\S*\s*(?:读取|获取|加载|下载|拿)",
+         position="zh"),
+    _cue("url", "an address with a placeholder for data", rf"{_URL}\S*(?:=|\?)(?:\s|$|[a-z_]*(?:data|secret|user|id)\b)", 0.5),
 )
 
+
+# --- Step 1: the readings -------------------------------------------------------------------
+
+_MARKUP = re.compile(r"```[\w-]*|`|\*\*|__|~~|^\s*#+\s|^\s*>\s?", re.M)
+_WHITESPACE = re.compile(r"\s+")
+# Letters spaced out: three or more single characters, each followed by one space. Two
+# spaces or more stay a word break ("i g n o r e  a l l").
+_SPACED = re.compile(r"(?<!\S)(?:\S (?! )){2,}\S(?!\S)")
+_LETTERS = re.compile(r"[a-z]+")
+_CJK_SPACED = re.compile(r"(?<=[\u4e00-\u9fff\uff0c\u3002]) (?=[\u4e00-\u9fff\uff0c\u3002])")
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"})
+_LEET_WORD = re.compile(r"\b(?=[\w@$!]*[a-z])(?=[\w@$!]*[0-9@$!])[\w@$!]+")
+# The words the cues are written with, and the small words between them: what a run of
+# spaced letters that lost its word breaks is cut back into.
+_SMALL_WORDS = frozenset(
+    "a i an the you your to of and or in on at for with from by it its is are be me my this that these all any every "
+    "each other users user data now only when then so as his her their them our we us was were".split()
+)
+_VOCABULARY = frozenset(
+    word for cue in CUES for word in re.findall(r"[a-z]{3,}", cue.pattern.pattern)
+) | _SMALL_WORDS
+
+
+def _segment(run: str) -> str:
+    """A run of letters cut into known words where it can be (fewest unknown letters),
+    the letters no word covers kept together."""
+    if len(run) <= 8 or run in _VOCABULARY:
+        return run
+    size = len(run)
+    # best[i]: (unknown letters, words) for run[:i], and where its last piece starts
+    best: list[tuple[int, int, int, bool]] = [(0, 0, 0, True)] + [(size + 1, 0, 0, False)] * size
+    for end in range(1, size + 1):
+        for start in range(max(0, end - 20), end):
+            piece = run[start:end]
+            known = piece in _VOCABULARY
+            if not known and end - start > 1:
+                continue
+            unknown, words = best[start][0] + (0 if known else 1), best[start][1] + 1
+            if (unknown, words) < best[end][:2]:
+                best[end] = (unknown, words, start, known)
+    if best[size][0] > size * 2 // 3 or best[size][1] - best[size][0] < 2:
+        return run
+    pieces, end = [], size
+    while end > 0:
+        _, _, start, known = best[end]
+        pieces.append((run[start:end], known))
+        end = start
+    words: list[str] = []
+    for piece, known in reversed(pieces):
+        if not known and words and not words[-1][1]:
+            words[-1] = (words[-1][0] + piece, False)
+        else:
+            words.append((piece, known))
+    return " ".join(word for word, _ in words)
+
+
+def _joined(match: re.Match) -> str:
+    return _LETTERS.sub(lambda letters: _segment(letters.group(0)), match.group(0).replace(" ", ""))
+
+
+def _plain(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = _MARKUP.sub(" ", text)
+    text = _SPACED.sub(_joined, text)
+    text = _CJK_SPACED.sub("", text)
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def normalise(text: str) -> str:
+    """``text`` with its disguises taken off, leetspeak read back (step 1)."""
+    return _LEET_WORD.sub(lambda match: match.group(0).translate(_LEET), _plain(text))
+
+
+def readings(text: str) -> tuple[str, ...]:
+    """The readings the cues look at: disguises off with and without leetspeak read back."""
+    plain = _plain(text)
+    unleet = _LEET_WORD.sub(lambda match: match.group(0).translate(_LEET), plain)
+    return (plain,) if unleet == plain else (plain, unleet)
+
+
+# --- Steps 2 and 3 ---------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Score:
@@ -148,30 +375,32 @@ class Score:
         return self.score >= THRESHOLD
 
 
-def _negated(text: str, start: int) -> bool:
-    return bool(_NEGATION.search(text[max(0, start - 30): start]))
+def _counts(cue: Cue, reading: str, match: re.Match) -> bool:
+    before = reading[max(0, match.start() - 80): match.start()]
+    if _NEGATION.search(before[-30:]):
+        return False
+    if cue.position == "order":
+        return bool(_DIRECTIVE_BEFORE.search(before))
+    if cue.position == "zh":
+        # The Chinese cues take English words too (mixed text: "请 call 一下 send_sms 函数"),
+        # but only around a Chinese character.
+        return bool(_CJK.search(match.group(0))) and not _ZH_HABIT.search(before[-4:])
+    return True
 
 
 def score(text: str) -> Score:
     """How much ``text`` speaks to the agent, and the cues that say so (steps 2 and 3)."""
     if not text:
         return Score(0.0, ())
-    # Two readings: disguises off (leetspeak read back, spaced letters joined), and only
-    # NFKC and case folded, since reading leetspeak back also turns "doctor@evil.example"
-    # into "doctoraevil.example".
-    readings = (normalise(text), _plain(text))
     total, reasons = 0.0, []
+    texts = readings(text)
     for cue in CUES:
-        match = next(
-            (m for reading in readings for m in cue.pattern.finditer(reading) if not _negated(reading, m.start())), None
-        )
-        if match is None:
-            continue
         reason = f"{cue.family}: {cue.why}"
         if reason in reasons:
             continue
-        total += cue.weight
-        reasons.append(reason)
+        if any(_counts(cue, reading, match) for reading in texts for match in cue.pattern.finditer(reading)):
+            total += cue.weight
+            reasons.append(reason)
     return Score(round(total, 2), tuple(reasons))
 
 

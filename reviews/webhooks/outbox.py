@@ -62,6 +62,7 @@ FACT_EVENT_OF_ACTION = {
     AuditAction.FACT_DELETION_UNDONE: WebhookEventType.FACT_PUBLISHED,
     AuditAction.FACT_UPDATED: WebhookEventType.FACT_UPDATED,
     AuditAction.FACT_EDITED: WebhookEventType.FACT_UPDATED,
+    AuditAction.FACT_CLEANED: WebhookEventType.FACT_UPDATED,
     AuditAction.FACT_DELETED: WebhookEventType.FACT_DELETED,
     AuditAction.FACT_EXPIRED: WebhookEventType.FACT_DELETED,
     AuditAction.FACT_RETIRED: WebhookEventType.FACT_DELETED,

@@ -87,7 +87,8 @@ def test_the_row_prints_numbers_unlocalised_and_names_the_user_only_without_a_co
 def test_the_row_shows_the_whole_value_however_long():
     long_value = "a value that goes on " * 20
     html = item_html(an_item(value=long_value))
-    assert f"data-value>{long_value}</span>" in html
+    # Inside the revealed-text span the opened item uses too (nothing hidden or look-alike here).
+    assert f'data-value><span class="text revealed">{long_value}</span></span>' in html
 
 
 def test_the_checkbox_is_named_with_escaped_values_in_the_readers_language():

@@ -1,10 +1,12 @@
 """Webhook delivery to a real receiver on loopback (SPEC §7b): signed, retried, in order,
 nothing for a rolled-back change, sensitive values withheld, erased values cut out."""
+import importlib
 import json
 from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
 
 import pytest
+from django.apps import apps
 from django.db import transaction
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
@@ -18,6 +20,7 @@ from reviews.models import (
     Candidate,
     CandidateStatus,
     DeliveryStatus,
+    Fact,
     WebhookDelivery,
     WebhookEvent,
 )
@@ -300,3 +303,15 @@ def test_settled_events_leave_the_log_after_a_while(tenant, endpoint, receiver, 
     assert settled_events_prune(now=timezone.now()) == 0  # settled, but recent
     assert settled_events_prune(now=later) > 0
     assert not WebhookEvent.objects.exists() and not WebhookDelivery.objects.exists()
+
+
+def test_a_fact_cleaned_of_hidden_characters_is_announced_as_updated_with_its_clean_value(
+    tenant, endpoint, receiver, publish
+):
+    cleanup = importlib.import_module("reviews.migrations.0024_clean_stored_hidden_characters")
+    fact = publish(tenant, "u1", field="name", value="Bob")
+    Fact.objects.filter(pk=fact.pk).update(value="B\u200bob")  # as stored before the poisoning checks
+    cleanup.clean_stored_hidden_characters(apps)
+    deliver_due()
+    assert receiver.types == ["fact.published", "fact.updated"]
+    assert bodies(receiver)[1]["data"]["value"] == "Bob"
