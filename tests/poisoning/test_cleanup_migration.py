@@ -15,7 +15,7 @@ from reviews.policy.normalize import value_digest
 from tests.conftest import candidate
 from tests.dump import dump_all_tables
 
-migration = importlib.import_module("reviews.migrations.0024_clean_stored_hidden_characters")
+migration = importlib.import_module("reviews.migrations.0026_clean_stored_hidden_characters")
 
 TAGS = "likes tea\U000e0041\U000e0042"
 ZERO_WIDTH = "B\u200bob"

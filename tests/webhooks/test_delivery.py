@@ -308,7 +308,7 @@ def test_settled_events_leave_the_log_after_a_while(tenant, endpoint, receiver, 
 def test_a_fact_cleaned_of_hidden_characters_is_announced_as_updated_with_its_clean_value(
     tenant, endpoint, receiver, publish
 ):
-    cleanup = importlib.import_module("reviews.migrations.0024_clean_stored_hidden_characters")
+    cleanup = importlib.import_module("reviews.migrations.0026_clean_stored_hidden_characters")
     fact = publish(tenant, "u1", field="name", value="Bob")
     Fact.objects.filter(pk=fact.pk).update(value="B\u200bob")  # as stored before the poisoning checks
     cleanup.clean_stored_hidden_characters(apps)

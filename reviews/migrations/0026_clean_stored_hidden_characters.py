@@ -186,7 +186,7 @@ def clean_stored_hidden_characters(apps, schema_editor=None) -> dict:
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("reviews", "0023_review_decision_labels"),
+        ("reviews", "0025_candidate_comments"),
     ]
 
     operations = [
