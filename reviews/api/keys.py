@@ -52,10 +52,13 @@ class ApiKeyCreateApi(ApiView):
     class OutputSerializer(ApiKeySerializer):
         key = serializers.CharField(help_text="The key itself: shown this once, never stored.")
 
-    @extend_schema(responses={200: ApiKeyStateSerializer(many=True)}, summary="List this tenant's API keys")
+    class ListSerializer(serializers.Serializer):
+        results = ApiKeyStateSerializer(many=True)
+
+    @extend_schema(responses={200: ListSerializer}, summary="List this tenant's API keys")
     def get(self, request):
         keys = ApiKey.objects.filter(tenant=self.tenant).order_by("-created_at", "-pk")
-        return Response({"results": ApiKeyStateSerializer(keys, many=True).data})
+        return Response(self.ListSerializer({"results": keys}).data)
 
     @extend_schema(
         request=InputSerializer,

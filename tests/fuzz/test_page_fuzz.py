@@ -104,6 +104,7 @@ EXCLUDED_NAMESPACES = {"admin": "Django's admin: its own forms, reached only by 
 OBJECT_OF = {
     "reviews:candidate": "candidate",
     "reviews:candidate-body": "candidate",
+    "reviews:candidate-comment": "candidate",
     "reviews:candidate-approve": "candidate",
     "reviews:candidate-reject": "candidate",
     "reviews:candidate-defer": "candidate",
