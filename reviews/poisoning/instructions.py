@@ -75,11 +75,20 @@ _RULES = _any(
 )
 # Whose rules: the agent's, not a company's dress code (said before them, or after:
 # "the directions you got from your makers").
-_THEIRS = _any(
-    r"your", r"you", r"system", r"the system", r"original", r"initial", r"previous", r"prior", r"earlier", r"old",
-    r"developer'?s?", r"operator'?s?", r"makers?'?", r"creators?'?", r"built-in", r"default", r"safety", r"content",
-    r"moderation", r"refusal", r"all", r"every", r"any", r"its", r"these", r"those", r"above", r"configured",
+# Whose rules: the agent's, said by an owner (a few words may stand between: "your earlier
+# guidance") or by an adjective that must stand right before them or before another such
+# word ("all previous instructions"; "the old tax rules" are a country's, not the agent's).
+_OWNER = _any(
+    r"your", r"you", r"system", r"the system", r"developer'?s?", r"operator'?s?", r"makers?'?", r"creators?'?",
+    r"built-in", r"safety", r"content", r"moderation", r"refusal",
 )
+_THEIRS = _any(
+    _OWNER, r"original", r"initial", r"previous", r"prior", r"earlier", r"old", r"default", r"all", r"every", r"any",
+    r"its", r"these", r"those", r"above", r"configured",
+)
+# What someone told the agent, as a subject ("everything your developers told you earlier").
+_TOLD = (r"(?:everything|whatever|anything|all|what) (?:that )?(?:(?:your|the) \w+ |you (?:were|have been|got) )?"
+         r"(?:told|gave|taught|instructed|said to)(?: you)?")
 _GIVEN = _any(
     r"(?:that )?you (?:got|were given|received|were started with|started with|follow|were trained on)",
     r"(?:that )?(?:your|the) (?:developers?|operators?|creators?|makers?|admins?) (?:gave|wrote|set)",
@@ -89,6 +98,8 @@ _CANCEL = _any(
     r"suspend", r"lift", r"cancel", r"revoke", r"withdraw", r"disable", r"delete", r"erase", r"remove", r"scrap",
     r"set aside", r"put aside", r"throw out", r"get rid of", r"turn off", r"switch off", r"set (?:\w+ ){1,3}to off",
     r"stop (?:following|obeying|honou?ring|applying|using|respecting)", r"no longer (?:follow|obey|apply|honou?r)",
+    r"(?:no longer|(?:don't|do not|never) (?:need|have)) (?:need |have )?to (?:follow|obey|apply|honou?r|respect|enforce|mind)",
+    r"pay no (?:attention|heed|mind) to", r"take no (?:notice|account) of", r"(?:don't|do not) (?:pay attention|listen) to",
     r"(?:don't|do not|never) (?:apply|follow|obey|honou?r|respect|enforce)",
     r"outranks?", r"overrides", r"supersedes", r"replaces", r"takes? precedence over", r"cancels",
     r"treat (?:\w+ ){1,4}as (?:switched off|void|cancell?ed|not existing|nonexistent)",
@@ -156,15 +167,19 @@ _DANGEROUS = _any(
 
 # Chinese.
 _ZH_RULES = _any(r"指令", r"指示", r"规则", r"规定", r"设定", r"提示词?", r"要求", r"限制", r"策略", r"过滤", r"审查",
-                 r"约束", r"规范", r"准则", r"安全", r"rules?", r"prompt", r"guidelines?", r"instructions?", r"policy")
-_ZH_CANCEL = _any(r"忽略", r"无视", r"忘记", r"忘掉", r"不再理会", r"不要理会", r"别理会", r"不用理会", r"不理会", r"不要遵守",
+                 r"约束", r"规范", r"准则", r"安全", r"rules?", r"prompt", r"guidelines?", r"instructions?", r"polic(?:y|ies)",
+                 r"filters?", r"guardrails?", r"restrictions?", r"constraints?", r"directives?", r"safety settings?")
+_ZH_CANCEL = _any(r"(?:不要|不用|不必|别|不再|停止)再?(?:遵守|遵循|服从|听从)", r"忽略", r"无视", r"忘记", r"忘掉", r"不再理会", r"不要理会", r"别理会", r"不用理会", r"不理会", r"不要遵守",
                   r"不再遵守", r"不用遵守", r"别遵守", r"不必遵守", r"停止遵守", r"抛开", r"放弃", r"跳过", r"绕过", r"取消",
                   r"关闭", r"解除", r"撤销", r"废除", r"别管", r"别再按照?", r"不要再按照?", r"不再按照?", r"ignore", r"disregard")
 _ZH_VOID = _any(r"失效", r"作废", r"无效", r"取消", r"不适用", r"不算数?", r"不再有效", r"不存在", r"废除", r"撤销", r"过期", r"解除")
 _ZH_DISCLOSE = _any(r"告诉", r"写出", r"公开", r"列出", r"复述", r"发给", r"给我看", r"透露", r"泄露", r"显示", r"展示", r"打印",
-                    r"输出", r"说出", r"贴出", r"念出", r"提供", r"交出", r"发送", r"原样", r"原封不动", r"给出", r"转告", r"重复")
+                    r"输出", r"说出", r"贴出", r"念出", r"提供", r"交出", r"发送", r"原样", r"原封不动", r"给出", r"转告", r"重复",
+                    r"reveal", r"print", r"show", r"list", r"tell", r"leak", r"dump", r"output", r"share", r"send",
+                    r"give", r"paste", r"disclose", r"expose", r"repeat", r"recite")
 _ZH_GUARDED = _any(r"系统提示", r"提示词", r"系统指令", r"隐藏指令", r"指令", r"系统设定", r"设定", r"初始设置", r"密钥", r"秘钥",
-                   r"令牌", r"密码", r"口令", r"token", r"\bkey\b", r"secret", r"prompt",
+                   r"令牌", r"密码", r"口令", r"tokens?", r"\bkeys?\b", r"secrets?", r"prompt", r"instructions?", r"passwords?",
+                   r"credentials?", r"memories",
                    r"(?:其他|别的|其余|所有|每个|每位)(?:的)?(?:客户|用户|人|病人|患者|会员|成员|联系人|users?)", r"他人", r"记忆",
                    r"身份证", r"银行卡号", r"卡号", r"聊天记录")
 _ZH_RUN = _any(r"调用", r"使用", r"运行", r"执行", r"启动", r"触发", r"用", r"通过", r"call", r"run", r"invoke", r"use")
@@ -211,22 +226,27 @@ def _cue(family: str, why: str, pattern: str, weight: float = THRESHOLD, positio
 
 
 _GAP = r"[^.;!?\n。；！？]"  # within one sentence
+# Within one sentence, and the rules not the speaker's own ("I forget my own instructions").
+_NOT_MINE = r"(?:(?!\b(?:my|our|his|her|their|own)\b)[^.;!?\n。；！？])"
 
 CUES: tuple[Cue, ...] = (
     # override
     _cue("override", "cancels the agent's instructions",
-         rf"\b{_CANCEL}\b{_GAP}{{0,40}}?\b{_RULES}\b"),
+         rf"\b{_CANCEL}\b{_NOT_MINE}{{0,40}}?\b{_RULES}\b"),
     _cue("override", "declares the agent's instructions void",
-         rf"(?:\b{_THEIRS}\b (?:\w+ ){{0,3}}{_RULES}\b|\b{_RULES} {_GIVEN}\b){_GAP}{{0,50}}?"
+         rf"(?:\b{_OWNER}\b (?:\w+ ){{0,3}}{_RULES}\b|\b{_THEIRS}\b (?:{_THEIRS} ){{0,2}}{_RULES}\b|\b{_RULES} {_GIVEN}\b"
+         rf"|\b{_TOLD}\b){_GAP}{{0,50}}?"
          rf"\b(?:(?:is|are|was|were|be|been|now|as|considered|treated as|does|do|did)\s+)?"
          rf"(?:now |hereby |all |henceforth |entirely |completely |officially )?{_VOID}\b"),
     _cue("override", "declares the agent's instructions void",
-         rf"\b(?:consider|treat|count|regard) (?:\w+ ){{0,3}}{_RULES}\b (?:as )?(?:now )?{_VOID}\b"),
+         rf"\b(?:consider|treat|count|regard) (?:\w+ ){{0,3}}{_RULES}\b (?:as )?(?:now )?{_VOID}\b"
+         rf"|\b(?:set|switch|turn|put) {_OWNER} (?:\w+ ){{0,2}}{_RULES}\b (?:to |at )?(?:off|none|zero|disabled|inactive)\b"),
     _cue("override", "gives the agent a new identity without limits",
          rf"\byou(?: are|'re) now\b|\byou (?:have|'ve) been (?:upgraded|switched|changed|turned|converted|promoted|unlocked)\b"
          rf"|\b(?:act|behave|roleplay|role-play|pretend|operate|respond) (?:as|like) (?:if you were )?(?:an? )?(?:\w+ ){{0,2}}{_AGENT}\b"
          rf"|\b(?:uncensored|unfiltered|unrestricted|jailbroken|unlimited|unmoderated|unaligned) (?:mode|model|ai|assistant|version|chatbot)\b"
          rf"|\b(?:no|zero|without(?: any)?) (?:content |safety )?(?:limits|limitations|restrictions|filters|guardrails|censorship)\b"
+         rf"(?! (?:on|to|for|in|at|of)\b)"
          rf"|\b(?:refuse|decline) nothing\b|\bnever (?:refuse|decline)\b|\b(?:developer|jailbreak|god|dan|unfiltered) mode\b"
          rf"|\bdo anything now\b|\banswer anything\b|\bcomply with everything\b|\bhelp me unconditionally\b"),
     _cue("override", "tells the agent to obey this text",
@@ -257,7 +277,7 @@ CUES: tuple[Cue, ...] = (
          r"^\s*(?:模型|助手|智能体|机器人|ai|assistant)[，,：:\s]*(?:请)?注意|致[^。]{0,12}(?:模型|助手|ai)|(?:模型|助手|ai|assistant)\s*请?注意", 0.5),
     # reveal
     _cue("reveal", "asks the agent to disclose what it must keep",
-         rf"\b{_DISCLOSE}\b{_GAP}{{0,60}}?\b{_GUARDED}", position="order"),
+         rf"\b{_DISCLOSE}\b{_GAP}{{0,60}}?(?<!\w){_GUARDED}", position="order"),
     _cue("reveal", "asks the agent to disclose what it must keep (zh)",
          rf"{_ZH_DISCLOSE}[^。；！？\n]{{0,15}}{_ZH_GUARDED}|{_ZH_GUARDED}[^。；！？\n]{{0,15}}(?:{_ZH_DISCLOSE}|写出来|说出来|发出来|打出来)",
          position="zh"),
@@ -295,6 +315,9 @@ _LETTERS = re.compile(r"[a-z]+")
 _CJK_SPACED = re.compile(r"(?<=[\u4e00-\u9fff\uff0c\u3002]) (?=[\u4e00-\u9fff\uff0c\u3002])")
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"})
 _LEET_WORD = re.compile(r"\b(?=[\w@$!]*[a-z])(?=[\w@$!]*[0-9@$!])[\w@$!]+")
+# Short words written in digits alone ("70 7h3" is "to the"), read back only in a text that
+# has leetspeak words too, so that "at 10" in an ordinary text stays a time.
+_LEET_DIGITS = re.compile(r"(?<![\w.,:/-])[013457]{1,4}(?![\w.,:/-])")
 # The words the cues are written with, and the small words between them: what a run of
 # spaced letters that lost its word breaks is cut back into.
 _SMALL_WORDS = frozenset(
@@ -360,7 +383,9 @@ def readings(text: str) -> tuple[str, ...]:
     """The readings the cues look at: disguises off with and without leetspeak read back."""
     plain = _plain(text)
     unleet = _LEET_WORD.sub(lambda match: match.group(0).translate(_LEET), plain)
-    return (plain,) if unleet == plain else (plain, unleet)
+    if unleet == plain:
+        return (plain,)
+    return (plain, _LEET_DIGITS.sub(lambda match: match.group(0).translate(_LEET), unleet))
 
 
 # --- Steps 2 and 3 ---------------------------------------------------------------------------

@@ -21,7 +21,8 @@ import pytest
 from reviews.poisoning.instructions import score
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
-TUNING = (FIXTURES / "poisoning_corpus.jsonl", FIXTURES / "poisoning_tuning_extra.jsonl")
+TUNING = (FIXTURES / "poisoning_corpus.jsonl", FIXTURES / "poisoning_tuning_extra.jsonl",
+          FIXTURES / "poisoning_tuning_round2.jsonl")
 HELD_OUT = FIXTURES / "poisoning_held_out.jsonl"
 # What the held-out set measured when this scorer was first run on it (and since): 138 of
 # 146 attacks, 0 of 168 legitimate rows. The issue asks for 95% recall; this is what was
