@@ -92,6 +92,7 @@ _TOLD = (r"(?:everything|whatever|anything|all|what) (?:that )?(?:(?:your|the) \
 _GIVEN = _any(
     r"(?:that )?you (?:got|were given|received|were started with|started with|follow|were trained on)",
     r"(?:that )?(?:your|the) (?:developers?|operators?|creators?|makers?|admins?) (?:gave|wrote|set)",
+    r"from (?:your|the) (?:developers?|operators?|creators?|makers?|admins?)",
 )
 _CANCEL = _any(
     r"ignore", r"disregard", r"discard", r"forget(?: about)?", r"drop", r"abandon", r"bypass", r"skip", r"override",
@@ -108,7 +109,8 @@ _VOID = _any(
     r"cancell?ed", r"revoked", r"void", r"null", r"obsolete", r"outdated", r"superseded", r"lifted", r"suspended",
     r"withdrawn", r"disabled", r"switched off", r"turned off", r"removed", r"replaced", r"overridden", r"invalid",
     r"expired", r"waived", r"(?:does not|doesn't|did not|didn't|not) exist", r"never existed",
-    r"no longer (?:valid|counts?|appl(?:y|ies)|matters?|in (?:force|effect)|binding)", r"(?:don't|do not|doesn't) (?:count|apply)",
+    r"no longer (?:valid|counts?|appl(?:y|ies)|matters?|in (?:force|effect)|binding)",
+    r"(?:counts?|matters?|appl(?:y|ies)) any ?more", r"(?:don't|do not|doesn't) (?:count|apply)",
 )
 _AGENT = _any(r"assistant", r"model", r"ai", r"agent", r"llm", r"chatbot", r"bot", r"language model", r"gpt", r"system")
 
@@ -169,16 +171,19 @@ _DANGEROUS = _any(
 _ZH_RULES = _any(r"指令", r"指示", r"规则", r"规定", r"设定", r"提示词?", r"要求", r"限制", r"策略", r"过滤", r"审查",
                  r"约束", r"规范", r"准则", r"安全", r"rules?", r"prompt", r"guidelines?", r"instructions?", r"polic(?:y|ies)",
                  r"filters?", r"guardrails?", r"restrictions?", r"constraints?", r"directives?", r"safety settings?")
-_ZH_CANCEL = _any(r"(?:不要|不用|不必|别|不再|停止)再?(?:遵守|遵循|服从|听从)", r"忽略", r"无视", r"忘记", r"忘掉", r"不再理会", r"不要理会", r"别理会", r"不用理会", r"不理会", r"不要遵守",
+_ZH_CANCEL = _any(r"(?:不要|不用|不必|别|不再|停止)再?\s*(?:遵守|遵循|服从|听从|follow|obey|listen to)", r"忽略", r"无视", r"忘记", r"忘掉", r"不再理会", r"不要理会", r"别理会", r"不用理会", r"不理会", r"不要遵守",
                   r"不再遵守", r"不用遵守", r"别遵守", r"不必遵守", r"停止遵守", r"抛开", r"放弃", r"跳过", r"绕过", r"取消",
-                  r"关闭", r"解除", r"撤销", r"废除", r"别管", r"别再按照?", r"不要再按照?", r"不再按照?", r"ignore", r"disregard")
+                  r"关闭", r"解除", r"撤销", r"废除", r"别管", r"别再按照?", r"不要再按照?", r"不再按照?", r"ignore", r"disregard",
+                  r"override", r"bypass", r"forget", r"skip", r"drop", r"disable", r"discard")
 _ZH_VOID = _any(r"失效", r"作废", r"无效", r"取消", r"不适用", r"不算数?", r"不再有效", r"不存在", r"废除", r"撤销", r"过期", r"解除")
 _ZH_DISCLOSE = _any(r"告诉", r"写出", r"公开", r"列出", r"复述", r"发给", r"给我看", r"透露", r"泄露", r"显示", r"展示", r"打印",
                     r"输出", r"说出", r"贴出", r"念出", r"提供", r"交出", r"发送", r"原样", r"原封不动", r"给出", r"转告", r"重复",
                     r"reveal", r"print", r"show", r"list", r"tell", r"leak", r"dump", r"output", r"share", r"send",
                     r"give", r"paste", r"disclose", r"expose", r"repeat", r"recite")
 _ZH_GUARDED = _any(r"系统提示", r"提示词", r"系统指令", r"隐藏指令", r"指令", r"系统设定", r"设定", r"初始设置", r"密钥", r"秘钥",
-                   r"令牌", r"密码", r"口令", r"tokens?", r"\bkeys?\b", r"secrets?", r"prompt", r"instructions?", r"passwords?",
+                   r"令牌", r"密码", r"口令", r"tokens?", r"\bkeys?\b", r"secrets?", r"prompt", r"passwords?",
+                   # instructions someone keeps, not a recipe's: the agent's, or hidden ones
+                   r"(?:你的?|系统|隐藏|初始|原始|内部|system|hidden|secret|internal|initial|original)\s*(?:的\s*)?instructions?",
                    r"credentials?", r"memories",
                    r"(?:其他|别的|其余|所有|每个|每位)(?:的)?(?:客户|用户|人|病人|患者|会员|成员|联系人|users?)", r"他人", r"记忆",
                    r"身份证", r"银行卡号", r"卡号", r"聊天记录")
@@ -264,9 +269,12 @@ CUES: tuple[Cue, ...] = (
          r"|\b(?:next|each|every) time (?:the user|someone|anyone|you)\b|\bafter (?:each|every) (?:reply|answer|response|message)\b"
          r"|\bat the (?:top|start|end|beginning) of (?:your|each|every) (?:next )?(?:answer|reply|response)\b"
          r"|\bas soon as you (?:load|read|see) this\b", 0.4),
-    _cue("override", "cancels the agent's instructions (zh)", rf"{_ZH_CANCEL}[^。；！？\n]{{0,15}}{_ZH_RULES}"),
+    _cue("override", "cancels the agent's instructions (zh)", rf"{_ZH_CANCEL}[^。；！？\n]{{0,15}}{_ZH_RULES}",
+         position="zh"),
     _cue("override", "declares the agent's instructions void (zh)",
-         rf"{_ZH_RULES}[^。；！？\n]{{0,12}}(?:已经?|都|全部|从今天起|一律)?{_ZH_VOID}|{_ZH_RULES}[^。；！？\n]{{0,10}}当作?不存在"),
+         rf"{_ZH_RULES}[^。；！？\n]{{0,12}}(?:已经?|都|全部|从今天起|一律)?{_ZH_VOID}|{_ZH_RULES}[^。；！？\n]{{0,10}}当作?不存在"
+         # "把你的 … 关闭": the agent's own rules switched off (a kitchen's safety valve is not "你的")
+         rf"|把你的[^。；！？\n]{{0,12}}{_ZH_RULES}[^。；！？\n]{{0,4}}(?:都|全部|统统)?(?:关闭|关掉|停用|禁用|去掉|删掉|撤掉)"),
     _cue("override", "gives the agent a new identity without limits (zh)",
          r"你现在是|你已经?被?(?:切换|设置|改|升级|转换)(?:为|成)|无审查|无限制模式|没有(?:任何)?限制的|不受[^。]{0,6}(?:限制|约束|规则)"
          r"|不要拒绝任何|不得拒绝|任何(?:问题|请求|要求)都要?(?:回答|满足|答应|照办)|开发者模式"),
