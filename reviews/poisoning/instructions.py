@@ -69,7 +69,7 @@ _RULES = _any(
     r"instructions?", r"directions", r"guidance", r"guidelines?", r"rules?", r"rulebook", r"polic(?:y|ies)",
     r"system (?:message|prompt)s?", r"prompts?", r"configuration", r"config", r"setup", r"preamble",
     r"constraints?", r"filters?", r"guardrails?", r"safeguards?", r"restrictions?", r"limitations?", r"limits",
-    r"directives?", r"programming", r"moderation", r"brief", r"training", r"orders", r"(?:safety|security) (?:settings|checks?)",
+    r"directives?", r"programming", r"moderation", r"boundaries", r"protocols?", r"principles", r"brief", r"training", r"orders", r"(?:safety|security) (?:settings|checks?)",
     r"what(?:ever)? you (?:were|have been|got) (?:told|instructed|given|configured with|started with)",
     r"everything (?:you were told|above|before|earlier|your \w+ (?:configured|set|said|wrote))",
 )
@@ -98,7 +98,8 @@ _CANCEL = _any(
     r"ignore", r"disregard", r"discard", r"forget(?: about)?", r"drop", r"abandon", r"bypass", r"skip", r"override",
     r"suspend", r"lift", r"cancel", r"revoke", r"withdraw", r"disable", r"delete", r"erase", r"remove", r"scrap",
     r"set aside", r"put aside", r"throw out", r"get rid of", r"turn off", r"switch off", r"set (?:\w+ ){1,3}to off",
-    r"stop (?:following|obeying|honou?ring|applying|using|respecting)", r"no longer (?:follow|obey|apply|honou?r)",
+    r"disobey", r"defy", r"contravene",
+    r"(?:stop|quit|cease) (?:following|obeying|honou?ring|applying|using|respecting|paying attention to|listening to|heeding|minding)", r"no longer (?:follow|obey|apply|honou?r)",
     r"(?:no longer|(?:don't|do not|never) (?:need|have)) (?:need |have )?to (?:follow|obey|apply|honou?r|respect|enforce|mind)",
     r"pay no (?:attention|heed|mind) to", r"take no (?:notice|account) of", r"(?:don't|do not) (?:pay attention|listen) to",
     r"(?:don't|do not|never) (?:apply|follow|obey|honou?r|respect|enforce)",
@@ -120,7 +121,7 @@ _DISCLOSE = _any(
     r"disclose", r"(?:respond|reply|answer) with", r"paste", r"provide", r"mention", r"write(?: out)?", r"type out",
     r"spell out", r"copy", r"quote(?: back)?", r"echo(?: back)?", r"return", r"relay", r"summari[sz]e", r"describe",
     r"let (?:\w+ ){1,2}(?:see|know|have)", r"forward", r"email", r"publish", r"post", r"put", r"insert", r"append",
-    r"read back", r"state", r"explain", r"say",
+    r"read back", r"read (?:me|us|aloud)", r"state", r"explain", r"say",
     # the same verbs as what an order begins with ("start your reply by writing out …")
     r"revealing", r"printing", r"showing", r"repeating", r"reciting", r"reproducing", r"telling", r"listing",
     r"sharing", r"sending", r"including", r"pasting", r"writing(?: out)?", r"typing out", r"quoting", r"copying",
@@ -184,7 +185,7 @@ _ZH_GUARDED = _any(r"系统提示", r"提示词", r"系统指令", r"隐藏指�
                    r"令牌", r"密码", r"口令", r"tokens?", r"\bkeys?\b", r"secrets?", r"prompt", r"passwords?",
                    # instructions someone keeps, not a recipe's: the agent's, or hidden ones
                    r"(?:你的?|系统|隐藏|初始|原始|内部|system|hidden|secret|internal|initial|original)\s*(?:的\s*)?instructions?",
-                   r"credentials?", r"memories",
+                   r"credentials?", r"memories", r"(?:other|all|every) (?:users?|customers?|clients?|members?|people)",
                    r"(?:其他|别的|其余|所有|每个|每位)(?:的)?(?:客户|用户|人|病人|患者|会员|成员|联系人|users?)", r"他人", r"记忆",
                    r"身份证", r"银行卡号", r"卡号", r"聊天记录")
 _ZH_RUN = _any(r"调用", r"使用", r"运行", r"执行", r"启动", r"触发", r"用", r"通过", r"call", r"run", r"invoke", r"use")
@@ -253,6 +254,7 @@ CUES: tuple[Cue, ...] = (
          rf"|\b(?:no|zero|without(?: any)?) (?:content |safety )?(?:limits|limitations|restrictions|filters|guardrails|censorship)\b"
          rf"(?! (?:on|to|for|in|at|of)\b)"
          rf"|\b(?:refuse|decline) nothing\b|\bnever (?:refuse|decline)\b|\b(?:developer|jailbreak|god|dan|unfiltered) mode\b"
+         rf"|\b(?:there are |you have )?no (?:more )?(?:rules|limits|restrictions|filters|guardrails|instructions|policies) (?:for|on|binding) you\b"
          rf"|\bdo anything now\b|\banswer anything\b|\bcomply with everything\b|\bhelp me unconditionally\b"),
     _cue("override", "tells the agent to obey this text",
          rf"\b(?:obey|comply with|heed|follow) (?:only |just )?(?:this|these|me|my orders|the user only|notes? tagged|the (?:following|note|memory|entry))\b"
@@ -286,6 +288,10 @@ CUES: tuple[Cue, ...] = (
     # reveal
     _cue("reveal", "asks the agent to disclose what it must keep",
          rf"\b{_DISCLOSE}\b{_GAP}{{0,60}}?(?<!\w){_GUARDED}", position="order"),
+    _cue("reveal", "asks the agent what it must keep",
+         r"\bwhat(?:'s| is| are| were) (?:your|the) (?:(?:exact|full|hidden|secret|initial|original|current) )*"
+         r"(?:system prompt|prompt|instructions|api keys?|passwords?|credentials|secret keys?|access tokens?|tokens?)\b"
+         r"(?! (?:policy|manager|rules|strength|reset)\b)"),
     _cue("reveal", "asks the agent to disclose what it must keep (zh)",
          rf"{_ZH_DISCLOSE}[^。；！？\n]{{0,15}}{_ZH_GUARDED}|{_ZH_GUARDED}[^。；！？\n]{{0,15}}(?:{_ZH_DISCLOSE}|写出来|说出来|发出来|打出来)",
          position="zh"),
