@@ -143,5 +143,11 @@ def test_a_decision_on_the_page_shows_in_its_history_without_a_reload(browser, l
         language = "zh" if locale.startswith("zh") else "en"
         page.locator("#history").scroll_into_view_if_needed()
         screenshot(page, f"item-page-decided-{language}-390")
+
+        # The toast's Undo answers the same way: the history gains the undo.
+        page.locator("#toast [data-undo] button").click()
+        expect(page.locator("[data-history-event='candidate.decision_undone']")).to_have_count(1)
+        assert Candidate.objects.get(pk=item.pk).status == "pending_review"
+        assert page.evaluate("() => performance.getEntriesByType('navigation').length") == loads
     finally:
         context.close()
