@@ -11,7 +11,7 @@ from ..exports import ExportFilters
 from ..models import ExportFormat, Scope
 from ..services.audit_export import audit_export_stream
 from .base import ApiView, StrictSerializer, next_page_url, single_valued
-from .fields import IdentifierField, IntegerField
+from .fields import IdentifierField, IntegerField, TextField
 
 
 class ExportFormatNegotiation(DefaultContentNegotiation):
@@ -30,10 +30,10 @@ class ExportFiltersSerializer(StrictSerializer):
     format = serializers.ChoiceField(choices=ExportFormat.choices, required=False, default=ExportFormat.JSONL)
     since = serializers.DateTimeField(required=False, allow_null=True, default=None, help_text="Inclusive.")
     until = serializers.DateTimeField(required=False, allow_null=True, default=None, help_text="Exclusive.")
-    action = serializers.CharField(
+    action = TextField(
         max_length=64, required=False, default="", help_text="Exact, or a prefix ending in `*` (`fact.*`)."
     )
-    actor = serializers.CharField(
+    actor = TextField(
         max_length=160, required=False, default="", help_text="Exact (`reviewer:3`), or a prefix ending in `*`."
     )
     user_id = IdentifierField(required=False, default="", help_text="The subject.")
@@ -112,7 +112,7 @@ class AuditEventsApi(ApiView):
     class InputSerializer(ExportFiltersSerializer):
         format = None
         limit = IntegerField(min_value=1, max_value=AUDIT_MAX_PAGE_SIZE, required=False, default=AUDIT_PAGE_SIZE)
-        cursor = serializers.CharField(max_length=200, required=False, default="")
+        cursor = TextField(max_length=200, required=False, default="")
 
     class OutputSerializer(serializers.Serializer):
         results = AuditEventSerializer(many=True)

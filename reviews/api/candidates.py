@@ -7,22 +7,22 @@ from ..models import Kind, MemoryScope, Scope
 from ..domain import CandidateInput
 from ..services.candidates import candidates_submit
 from .base import ApiView, StrictSerializer
-from .fields import BooleanField, FloatField, IdentifierField
+from .fields import BooleanField, FloatField, IdentifierField, TextField
 
 MAX_CANDIDATES_PER_REQUEST = 500
 
 
 class CandidateInputSerializer(StrictSerializer):
-    entity_type = serializers.CharField(max_length=64)
+    entity_type = TextField(max_length=64)
     entity_id = IdentifierField()
-    entity_name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    field = serializers.CharField(max_length=80)
+    entity_name = TextField(max_length=200, required=False, allow_blank=True, default="")
+    field = TextField(max_length=80)
     # Length is the policy's business (an over-long value is `rejected`/`invalid`); this
     # cap only bounds what one request may carry.
-    value = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=20000)
+    value = TextField(allow_blank=True, trim_whitespace=False, max_length=20000)
     confidence = FloatField(min_value=0.0, max_value=1.0)
     source_message_id = IdentifierField(required=False, allow_blank=True, default="")
-    evidence = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
+    evidence = TextField(max_length=4000, required=False, allow_blank=True, default="")
     kind = serializers.ChoiceField(choices=Kind.choices, required=False, default=Kind.FACT)
     scope = serializers.ChoiceField(choices=MemoryScope.choices, required=False, default=MemoryScope.LONG_TERM)
     thread_id = IdentifierField(required=False, allow_blank=True, default="")

@@ -10,6 +10,7 @@ from ..models.comments import MAX_COMMENT_LENGTH
 from ..selectors.item_history import candidate_comments
 from ..services.comments import candidate_comment_add
 from .base import ApiView, StrictSerializer
+from .fields import TextField
 
 
 class CommentSerializer(serializers.Serializer):
@@ -30,7 +31,7 @@ class CandidateCommentsApi(ApiView):
     required_scope = Scope.REVIEW
 
     class InputSerializer(StrictSerializer):
-        body = serializers.CharField(
+        body = TextField(
             max_length=MAX_COMMENT_LENGTH, help_text="The comment; a credential in it is masked before it is stored."
         )
 

@@ -44,7 +44,21 @@ class BooleanField(_NotAStringInJson, serializers.BooleanField):
     type_message = "true or false is required, not a string."
 
 
-class IdentifierField(serializers.CharField):
+class TextField(serializers.CharField):
+    """DRF's CharField stores a JSON number as its digits (``{"body": 7}`` becomes ``"7"``):
+    a client sending the wrong type finds out only when the text reads oddly (issue 38).
+    Text is a JSON string; a number is refused naming the field, as the number fields
+    refuse a string. (DRF already refuses booleans, lists and objects here.)"""
+
+    default_error_messages = {"not_text": "Text is required, not a number."}
+
+    def to_internal_value(self, data):
+        if isinstance(data, (int, float)) and not isinstance(data, bool):
+            self.fail("not_text")
+        return super().to_internal_value(data)
+
+
+class IdentifierField(TextField):
     """A SPEC §1 identifier (``user_id``, ``entity_id``, ``thread_id``, a message ``id``),
     kept exactly as sent: not trimmed, since the same id must reach it later in a URL."""
 

@@ -12,7 +12,7 @@ from ..models import ApiKey, Scope, Source
 from ..services.api_keys import MAX_GRACE, api_key_rotate
 from ..services.tenants import API_KEY_SOURCES, api_key_create, api_key_revoke
 from .base import ApiErrorSerializer, ApiView, StrictSerializer
-from .fields import IntegerField
+from .fields import IntegerField, TextField
 
 # Also names the schema's enum (SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]).
 API_KEY_SOURCE_CHOICES = [(s.value, s.label) for s in API_KEY_SOURCES]
@@ -44,7 +44,7 @@ class ApiKeyCreateApi(ApiView):
             choices=API_KEY_SOURCE_CHOICES, required=False, default=Source.CHAT,
             help_text="The source of the candidates this key submits (SPEC §3 priorities).",
         )
-        name = serializers.CharField(max_length=100, required=False, default="", allow_blank=True)
+        name = TextField(max_length=100, required=False, default="", allow_blank=True)
         expires_at = serializers.DateTimeField(
             required=False, default=None, allow_null=True, help_text="Refused from then on; in the future."
         )

@@ -40,7 +40,7 @@ from ..selectors.subjects import published_fact_locate, subjects_with_published_
 from .auth import ApiKeyAuthentication
 from .base import ApiView, OnceEachParameter
 from .errors import api_exception_handler
-from .fields import BooleanField, IdentifierField, IntegerField
+from .fields import BooleanField, IdentifierField, IntegerField, TextField
 
 CHANNEL = "mem0"
 DEFAULT_THREAD = "mem0"  # the thread of messages added without a run_id
@@ -236,7 +236,7 @@ class PingApi(Mem0Api):
 
 class MessageSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=MESSAGE_ROLES)
-    content = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_LENGTH)
+    content = TextField(allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_LENGTH)
 
 
 class AddApi(Mem0Api):
@@ -328,7 +328,7 @@ class SearchApi(Mem0Api):
     required_scope = Scope.RECALL
 
     class InputSerializer(ReadInput):
-        query = serializers.CharField(max_length=500)
+        query = TextField(max_length=500)
         top_k = IntegerField(min_value=1, max_value=RECALL_MAX_LIMIT, required=False, default=10)
 
     def post(self, request):
@@ -352,7 +352,7 @@ class MemoryApi(Mem0Api):
         return self.scopes.get(self.request.method, Scope.ADMIN)
 
     class UpdateSerializer(serializers.Serializer):
-        text = serializers.CharField(max_length=1000, required=False)
+        text = TextField(max_length=1000, required=False)
         metadata = serializers.DictField(required=False)
 
     def get(self, request, memory_id: int):

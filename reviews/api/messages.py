@@ -7,7 +7,7 @@ from ..models import Scope
 from ..services.ingest import MAX_CONTENT_LENGTH, MESSAGE_ROLES, messages_ingest
 from ..domain import MessageInput
 from .base import ApiView, StrictSerializer
-from .fields import IdentifierField
+from .fields import IdentifierField, TextField
 
 MAX_MESSAGES_PER_REQUEST = 1000
 
@@ -17,7 +17,7 @@ class MessageInputSerializer(StrictSerializer):
     thread_id = IdentifierField()
     user_id = IdentifierField()
     role = serializers.ChoiceField(choices=MESSAGE_ROLES)
-    content = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_LENGTH)
+    content = TextField(allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_LENGTH)
     created_at = serializers.DateTimeField(required=False)
 
 

@@ -16,7 +16,7 @@ from ..models import Candidate, Scope, Subject
 from ..selectors.portal import subject_waiting
 from ..services.candidates import candidate_approve, candidate_reject
 from .base import ApiErrorSerializer, ApiView, StrictSerializer
-from .fields import IntegerField
+from .fields import IntegerField, TextField
 
 
 class PendingItemSerializer(serializers.Serializer):
@@ -79,7 +79,7 @@ class PendingAnswerApi(ApiView):
 
 class PendingConfirmApi(PendingAnswerApi):
     class InputSerializer(PendingAnswerApi.InputSerializer):
-        value = serializers.CharField(
+        value = TextField(
             max_length=4000, required=False, trim_whitespace=False, help_text="The subject's correction, if any."
         )
 

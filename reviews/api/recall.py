@@ -30,7 +30,7 @@ from ..recall.query import (
 from ..recall.service import recall_perform
 from .base import ApiView, StrictSerializer, api_key_gate, asks_for_plain
 from .errors import error_answer
-from .fields import IdentifierField, IntegerField
+from .fields import IdentifierField, IntegerField, TextField
 from .query_params import QueryParameters
 
 
@@ -91,13 +91,13 @@ class RecallApi(ApiView):
             help_text="Repeatable `type:id`, e.g. `project:flask-migration`.",
         )
         field = serializers.ListField(
-            child=serializers.CharField(max_length=80),
+            child=TextField(max_length=80),
             required=False,
             default=list,
             max_length=RECALL_MAX_FIELDS,
             help_text="Repeatable; only these fields are returned.",
         )
-        q = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+        q = TextField(max_length=500, required=False, allow_blank=True, default="")
         relevant = serializers.BooleanField(
             required=False, default=False,
             help_text="With `q`: only the facts that bear on it, near-duplicates folded; none when nothing does.",

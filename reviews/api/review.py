@@ -20,7 +20,7 @@ from ..selectors.queue import (
 )
 from ..services.candidates import candidate_approve, candidate_defer, candidate_reject
 from .base import ApiErrorSerializer, ApiView, StrictSerializer, next_page_url, single_valued
-from .fields import FloatField, IdentifierField, IntegerField
+from .fields import FloatField, IdentifierField, IntegerField, TextField
 
 
 class ConflictSerializer(serializers.Serializer):
@@ -84,8 +84,8 @@ class ReviewQueueApi(ApiView):
 
         status = serializers.ChoiceField(choices=sorted(QUEUE_PHASES), required=False, default="pending_review")
         user_id = IdentifierField(required=False, default="")
-        entity_type = serializers.CharField(max_length=64, required=False, default="")
-        field = serializers.CharField(
+        entity_type = TextField(max_length=64, required=False, default="")
+        field = TextField(
             max_length=80, required=False, default="", help_text="A field name, or `relation:*` for any relation."
         )
         sensitivity = serializers.ChoiceField(choices=Sensitivity.values, required=False, default="")
@@ -97,7 +97,7 @@ class ReviewQueueApi(ApiView):
         flag = serializers.ChoiceField(
             choices=list(QUEUE_FLAGS), required=False, default="", help_text="Only items carrying this flag (`conflict`: a conflict)."
         )
-        q = serializers.CharField(
+        q = TextField(
             max_length=MAX_QUERY_LENGTH,
             required=False,
             default="",
@@ -117,7 +117,7 @@ class ReviewQueueApi(ApiView):
             help_text="Colleagues' live claims are left out unless `all`; `mine`: only this key's claims.",
         )
         limit = IntegerField(min_value=1, max_value=QUEUE_MAX_PAGE_SIZE, required=False, default=QUEUE_PAGE_SIZE)
-        cursor = serializers.CharField(max_length=200, required=False, default="")
+        cursor = TextField(max_length=200, required=False, default="")
 
     class OutputSerializer(serializers.Serializer):
         results = ReviewCandidateSerializer(many=True)
@@ -153,7 +153,7 @@ class ReviewDecisionApi(ApiView):
 
     class InputSerializer(StrictSerializer):
         version = IntegerField(min_value=1)
-        reason = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
+        reason = TextField(max_length=2000, required=False, allow_blank=True, default="")
 
     def decide(self, *, candidate_id: int, data: dict) -> Candidate:
         raise NotImplementedError
@@ -170,7 +170,7 @@ class ReviewApproveApi(ReviewDecisionApi):
     """POST /api/v1/review/candidates/{id}/approve — with ``value`` it is edit-then-approve."""
 
     class InputSerializer(ReviewDecisionApi.InputSerializer):
-        value = serializers.CharField(max_length=4000, required=False, trim_whitespace=False)
+        value = TextField(max_length=4000, required=False, trim_whitespace=False)
 
     def decide(self, *, candidate_id, data):
         return candidate_approve(
@@ -187,11 +187,11 @@ class ReviewRejectApi(ReviewDecisionApi):
     """POST /api/v1/review/candidates/{id}/reject — a reason is required."""
 
     class InputSerializer(ReviewDecisionApi.InputSerializer):
-        reason = serializers.CharField(
+        reason = TextField(
             max_length=2000, required=False, allow_blank=True, default="",
             help_text="Free text; required unless `reason_label` is given.",
         )
-        reason_label = serializers.CharField(
+        reason_label = TextField(
             max_length=200, required=False, default="", allow_blank=True,
             help_text="One of the tenant's reject reasons (its policy's `reject_reasons`).",
         )

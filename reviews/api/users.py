@@ -15,7 +15,7 @@ from ..models import Category, FactStatus, MemoryScope, Scope, Sensitivity, Sour
 from ..services.erasure import fact_erase, facts_delete
 from ..selectors.subjects import subject_facts_with_history
 from .base import ApiView, StrictSerializer
-from .fields import IdentifierField
+from .fields import IdentifierField, TextField
 
 
 class FactVersionSerializer(serializers.Serializer):
@@ -94,7 +94,7 @@ class UserFactsApi(ApiView):
         entity = serializers.RegexField(
             r"^[^:\s]{1,64}:\S.{0,127}$", max_length=193, required=False, help_text="`type:id`"
         )
-        field = serializers.CharField(max_length=80, required=False)
+        field = TextField(max_length=80, required=False)
 
     class ListOutputSerializer(serializers.Serializer):
         user_id = serializers.CharField()

@@ -7,6 +7,7 @@ from ..models import Scope, WebhookEventType
 from ..webhooks.endpoints import webhook_create, webhook_delete
 from ..webhooks.selectors import tenant_endpoints
 from .base import ApiView, StrictSerializer
+from .fields import TextField
 
 
 class WebhookEndpointSerializer(serializers.Serializer):
@@ -22,14 +23,14 @@ class WebhooksApi(ApiView):
     required_scope = Scope.ADMIN
 
     class InputSerializer(StrictSerializer):
-        url = serializers.CharField(
+        url = TextField(
             max_length=2000,
             help_text="https:// and a public address, unless MEMORY_WEBHOOK_ALLOW_PRIVATE=1.",
         )
         events = serializers.ListField(
             child=serializers.ChoiceField(choices=WebhookEventType.choices), min_length=1, max_length=10
         )
-        description = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
+        description = TextField(max_length=200, required=False, default="", allow_blank=True)
 
     class ListOutputSerializer(serializers.Serializer):
         results = WebhookEndpointSerializer(many=True)

@@ -643,6 +643,9 @@ def _item_response(request, pk: int, *, notice: str, notice_level: str, undo_ids
     _form, filters = _queue_filters(QueryDict(urlsplit(here).query), request.tenant)
     query = QueryDict(urlsplit(here).query, mutable=True)
     query.pop("cursor", None)
+    # Decided on the item's own page: its history below gains the decision's event too
+    # (out of band, as after a comment), so the page does not need a reload to show it.
+    on_item_page = urlsplit(here).path == reverse("reviews:candidate", args=[candidate.pk])
     return render(
         request,
         "reviews/queue.html#item_and_toast",
@@ -653,6 +656,7 @@ def _item_response(request, pk: int, *, notice: str, notice_level: str, undo_ids
             notice=notice,
             notice_level=notice_level,
             undo_ids=list(undo_ids),
+            history=candidate_history(candidate=candidate) if on_item_page else None,
             **_counts_context(request, filters, filter_query=query.urlencode()),
         ),
         status=status,

@@ -6,6 +6,7 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework import serializers
 
+from reviews.api.keys import ApiKeyCreateApi
 from reviews.api.parsers import MAX_JSON_DEPTH
 from reviews.models import AuditEvent, Candidate, Message, Scope
 from tests.conftest import candidate
@@ -259,3 +260,90 @@ def test_every_numeric_or_boolean_input_field_of_every_view_refuses_a_string_in_
             checked.append(f"{serializer_class.__qualname__}.{where}")
     assert {"CandidateSubmitApi.InputSerializer.candidates[].confidence",
             "SearchApi.InputSerializer.top_k"} <= set(checked), checked
+
+
+# --- Numbers are not text in a JSON body (issue 38) ----------------------------------------
+
+
+@pytest.fixture
+def pending_item(tenant, submit):
+    """An item waiting for a reviewer, so a decision on it would otherwise be taken."""
+    [result] = submit(tenant, "u1", candidate(confidence=0.5))
+    return result.candidate_id
+
+
+# Each free-text field of each JSON operation: (path, body builder, the field given a number).
+def _text_cases():
+    yield "/api/v1/messages", lambda c: {"messages": [{"id": "m-1", "thread_id": "t-1", "user_id": "u1",
+                                                        "role": "user", "content": 7}]}, "content"
+    for field in ("value", "evidence", "entity_name", "field", "entity_type"):
+        yield "/api/v1/candidates", (lambda f: lambda c: {"user_id": "u1", "candidates": [candidate(**{f: 7})]})(field), field
+    yield "/api/v1/review/candidates/{c}/approve", lambda c: {"version": 1, "value": 7}, "value"
+    yield "/api/v1/review/candidates/{c}/approve", lambda c: {"version": 1, "reason": 7.5}, "reason"
+    yield "/api/v1/review/candidates/{c}/reject", lambda c: {"version": 1, "reason": 7}, "reason"
+    yield "/api/v1/review/candidates/{c}/reject", lambda c: {"version": 1, "reason": "dup", "reason_label": 3}, "reason_label"
+    yield "/api/v1/review/candidates/{c}/defer", lambda c: {"version": 1, "reason": 7}, "reason"
+    yield "/api/v1/review/candidates/{c}/comments", lambda c: {"body": 7}, "body"
+    yield "/api/v1/keys", lambda c: {"scopes": ["recall"], "name": 7}, "name"
+    yield "/api/v1/webhooks", lambda c: {"url": "https://example.com/hook", "events": ["fact.published"],
+                                         "description": 7}, "description"
+    yield "/compat/mem0/v3/memories/add/", lambda c: {"messages": [{"role": "user", "content": 7}], "user_id": "u1"}, "content"
+    yield "/compat/mem0/v3/memories/search/", lambda c: {"query": 7, "user_id": "u1"}, "query"
+
+
+@pytest.mark.parametrize("path, body, field", [pytest.param(*case, id=f"{case[0]}:{case[2]}") for case in _text_cases()])
+def test_a_number_where_text_is_expected_is_a_400_naming_it_with_nothing_stored(every_scope, pending_item, path, body,
+                                                                               field):
+    before = dump_all_tables()
+
+    response = every_scope.post_json(path.format(c=pending_item), body(pending_item))
+
+    error = assert_error(response, 400, "invalid")
+    assert field in json.dumps(error["details"]), error
+    assert dump_all_tables() == before
+
+
+def test_a_correction_through_mem0_refuses_a_number_for_its_text(every_scope, tenant, publish):
+    fact = publish(tenant, "u1", field="name", value="Alice")
+    before = dump_all_tables()
+
+    response = every_scope.put(f"/compat/mem0/v1/memories/{fact.pk}/", {"text": 7}, content_type="application/json")
+
+    assert "text" in json.dumps(assert_error(response, 400, "invalid")["details"])
+    assert dump_all_tables() == before
+
+
+def test_text_is_still_text(every_scope, pending_item):
+    response = every_scope.post_json(f"/api/v1/review/candidates/{pending_item}/comments", {"body": "7"})
+    assert response.status_code == 201, response.content
+    assert response.json()["body"] == "7"
+
+
+def _text_fields(serializer, path=""):
+    for name, field in serializer.fields.items():
+        child = getattr(field, "child", None)
+        if isinstance(field, serializers.BaseSerializer) and hasattr(field, "fields"):
+            yield from _text_fields(field, f"{path}{name}.")
+        elif isinstance(child, serializers.Serializer):
+            yield from _text_fields(child, f"{path}{name}[].")
+        elif isinstance(child, serializers.CharField):
+            yield f"{path}{name}[]", child
+        elif isinstance(field, serializers.CharField) and not isinstance(field, serializers.RegexField):
+            yield f"{path}{name}", field
+
+
+# Nested serializers that describe an answer though their name lacks "Output".
+ANSWER_SHAPES = {ApiKeyCreateApi.ListSerializer}
+
+
+def test_every_text_input_field_of_every_view_refuses_a_number():
+    checked = []
+    for serializer_class in _input_serializers() - ANSWER_SHAPES:
+        for where, field in _text_fields(serializer_class(data={})):
+            for number in (7, 7.5):
+                with pytest.raises(serializers.ValidationError, match="number"):
+                    field.run_validation(number)
+            checked.append(f"{serializer_class.__qualname__}.{where}")
+    assert {"CandidateSubmitApi.InputSerializer.candidates[].value", "CandidateCommentsApi.InputSerializer.body",
+            "ReviewRejectApi.InputSerializer.reason", "PendingConfirmApi.InputSerializer.value",
+            "MemoryApi.UpdateSerializer.text"} <= set(checked), checked

@@ -122,3 +122,32 @@ def test_an_auditor_sees_the_thread_without_the_form(browser, live_server, item,
         assert_no_axe_violations(page)
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("locale", ["en-US", "zh-CN"])
+def test_a_decision_on_the_page_shows_in_its_history_without_a_reload(browser, live_server, item, screenshot, locale):
+    context, page = signed_in_context(browser, live_server, "rita", locale=locale, viewport={"width": 390, "height": 844})
+    try:
+        page.goto(f"/review/candidates/{item.pk}/")
+        expect(page.locator("[data-history-event='candidate.rejected']")).to_have_count(0)
+        loads = page.evaluate("() => performance.getEntriesByType('navigation').length")
+        page.locator(f"#item-{item.pk} details[data-action=reject] > summary").click()
+        page.locator(f"#reason-{item.pk}").fill("she moved to Porto")
+        page.locator(f"#reason-{item.pk}").press("Enter")
+
+        expect(page.locator("[data-history-event='candidate.rejected']")).to_have_count(1)
+        expect(page.locator("[data-history-event='candidate.rejected']")).to_contain_text("she moved to Porto")
+        assert page.evaluate("() => performance.getEntriesByType('navigation').length") == loads  # no reload
+        assert Candidate.objects.get(pk=item.pk).status == "rejected"
+        assert_no_axe_violations(page)
+        language = "zh" if locale.startswith("zh") else "en"
+        page.locator("#history").scroll_into_view_if_needed()
+        screenshot(page, f"item-page-decided-{language}-390")
+
+        # The toast's Undo answers the same way: the history gains the undo.
+        page.locator("#toast [data-undo] button").click()
+        expect(page.locator("[data-history-event='candidate.decision_undone']")).to_have_count(1)
+        assert Candidate.objects.get(pk=item.pk).status == "pending_review"
+        assert page.evaluate("() => performance.getEntriesByType('navigation').length") == loads
+    finally:
+        context.close()

@@ -100,3 +100,43 @@ def test_no_value_is_clipped_on_the_queue_or_in_an_opened_conflict(
         screenshot(page, f"values-conflict-{language}-{width}")
     finally:
         context.close()
+
+
+# A placeholder is drawn inside the input's content box and cut at its edge without an
+# ellipsis: measure the text in the input's own font against the room it has.
+PLACEHOLDER_FITS = """(input) => {
+  const style = getComputedStyle(input);
+  const context = document.createElement("canvas").getContext("2d");
+  context.font = style.font;
+  const room = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  return {text: input.placeholder, needs: Math.ceil(context.measureText(input.placeholder).width), room: Math.floor(room),
+          scroll: input.scrollWidth, client: input.clientWidth,
+          offRight: input.getBoundingClientRect().right > document.documentElement.clientWidth + 1};
+}"""
+
+
+@pytest.mark.parametrize("width, height", [(1366, 900), (390, 844)])
+@pytest.mark.parametrize("locale", ["en-US", "zh-CN"])
+def test_the_bulk_bars_reason_shows_its_whole_hint(browser, live_server, long_values, screenshot, width, height, locale):
+    context, page = signed_in_context(
+        browser, live_server, "rita", locale=locale, viewport={"width": width, "height": height}
+    )
+    try:
+        page.goto("/review/")
+        reason = page.locator("#bulk-note")
+        expect(reason).to_be_visible()
+        box = reason.evaluate(PLACEHOLDER_FITS)
+        expected = "理由（拒绝时必填）" if locale.startswith("zh") else "Reason (required to reject)"
+        assert box["text"] == expected, box
+        assert box["needs"] <= box["room"], f"the hint is cut at {width} {locale}: {box}"
+        assert box["scroll"] <= box["client"] and not box["offRight"], box
+        # The whole bar, not only its input, stays inside the window.
+        assert page.locator("[data-bulk-form]").evaluate(
+            "(bar) => bar.getBoundingClientRect().right <= document.documentElement.clientWidth + 1"
+        )
+        assert_no_axe_violations(page)
+        language = "zh" if locale.startswith("zh") else "en"
+        page.locator("[data-bulk-form]").screenshot(path=str(screenshot(page, f"bulk-bar-{language}-{width}").with_name(
+            f"bulk-bar-only-{language}-{width}.png")))
+    finally:
+        context.close()

@@ -4,8 +4,12 @@ The service (audited, screened, length-limited), the page's history (every event
 touched the item, in order, people by name, times with their zone, before → after), the
 comment form with and without htmx, and who may do what: an auditor reads and is refused
 (403), another tenant's reviewer finds nothing (404)."""
+import re
+from pathlib import Path
+
 import pytest
-from django.utils import translation
+from django.utils import timezone, translation
+from django.utils.dateformat import format as date_format
 
 from reviews.actors import Actor
 from reviews.errors import InvalidInput, NotFound
@@ -215,3 +219,114 @@ def test_a_candidate_erased_with_its_subject_takes_its_comments(tenant, reviewer
     subject_erase(tenant=tenant, user_id="alice", actor=Actor.reviewer(tenant_admin))
     assert not CandidateComment.objects.exists() and not Candidate.objects.filter(pk=item.pk).exists()
     assert not AuditPayload.objects.filter(event__in=commented_events(item)).exists()
+
+
+def oob_history(html: str) -> str:
+    """The history section an htmx answer carries out of band ("" when it carries none)."""
+    if 'id="history"' not in html:
+        return ""
+    opening, rest = html.split('id="history"', 1)[1].split(">", 1)
+    assert 'hx-swap-oob="true"' in opening
+    return rest.split("</section>", 1)[0]
+
+
+class TestDecidingOnThePage:
+    """A decision made on the item's own page shows in its history at once (issue 38 polish):
+    the answer carries the history out of band, as a comment's does."""
+
+    @pytest.mark.parametrize(
+        "action, form, event",
+        [
+            ("approve", {}, "candidate.approved"),
+            ("approve", {"value": "Berlin, Germany"}, "candidate.edited_approved"),
+            ("reject", {"note": "she moved away"}, "candidate.rejected"),
+            ("defer", {}, "candidate.deferred"),
+        ],
+    )
+    def test_the_history_gains_the_decisions_event(self, reviewer_client, item, action, form, event):
+        response = reviewer_client.post(
+            f"/review/candidates/{item.pk}/{action}", {"version": 1, "next": page_url(item), **form}, HTTP_HX_REQUEST="true"
+        )
+
+        assert response.status_code == 200, response.content
+        history = oob_history(response.content.decode())
+        assert f'data-history-event="{event}"' in history
+        # What it shows is what the audit trail recorded, in order.
+        recorded = AuditEvent.objects.filter(object_type="candidate", object_id=str(item.pk)).order_by("seq")
+        assert [p.split('"', 1)[0] for p in history.split('data-history-event="')[1:]] == list(
+            recorded.values_list("action", flat=True)
+        )
+
+    def test_an_undo_on_the_page_shows_in_the_history_too(self, reviewer_client, item):
+        reviewer_client.post(f"/review/candidates/{item.pk}/approve", {"version": 1, "next": page_url(item)}, HTTP_HX_REQUEST="true")
+
+        response = reviewer_client.post(f"/review/candidates/{item.pk}/undo", {"next": page_url(item)}, HTTP_HX_REQUEST="true")
+
+        assert response.status_code == 200
+        assert 'data-history-event="candidate.decision_undone"' in oob_history(response.content.decode())
+
+    def test_a_decision_on_the_queue_carries_no_history(self, reviewer_client, item):
+        """The queue has no history section for it to land in."""
+        response = reviewer_client.post(
+            f"/review/candidates/{item.pk}/approve", {"version": 1, "next": "/review/"}, HTTP_HX_REQUEST="true"
+        )
+        assert response.status_code == 200 and 'id="history"' not in response.content.decode()
+
+    def test_a_stale_decision_changes_nothing_and_the_history_says_what_did(self, tenant, second_reviewer, reviewer_client, item):
+        candidate_reject(tenant=tenant, candidate_id=item.pk, version=1, actor=Actor.reviewer(second_reviewer), note="dup")
+        events = AuditEvent.objects.count()
+
+        response = reviewer_client.post(
+            f"/review/candidates/{item.pk}/approve", {"version": 1, "next": page_url(item)}, HTTP_HX_REQUEST="true"
+        )
+
+        assert response.status_code == 409
+        assert AuditEvent.objects.count() == events and Candidate.objects.get(pk=item.pk).status == "rejected"
+        assert 'data-history-event="candidate.rejected"' in oob_history(response.content.decode())
+
+    def test_an_auditor_is_refused_and_the_history_is_unchanged(self, auditor_client, item):
+        events = AuditEvent.objects.count()
+        response = auditor_client.post(
+            f"/review/candidates/{item.pk}/approve", {"version": 1, "next": page_url(item)}, HTTP_HX_REQUEST="true"
+        )
+        assert response.status_code == 403
+        assert AuditEvent.objects.count() == events and Candidate.objects.get(pk=item.pk).version == 1
+
+    def test_another_tenants_reviewer_cannot_decide_it(self, outsider_web_client, item):
+        response = outsider_web_client.post(
+            f"/review/candidates/{item.pk}/approve", {"version": 1, "next": page_url(item)}, HTTP_HX_REQUEST="true"
+        )
+        assert response.status_code == 404
+        assert Candidate.objects.get(pk=item.pk).version == 1
+
+
+class TestTimesReadTheSame:
+    """Every reviewer page prints a time with one helper (labels.moment): date, time and zone."""
+
+    def test_no_reviewer_template_formats_a_time_of_its_own(self):
+        # A format string with an hour or minute in it; a named format (SHORT_DATE_FORMAT, a
+        # day) and the machine-readable 'c' of a datetime attribute are not a time shown.
+        formats = [
+            (path.name, match.group(1))
+            for path in Path("templates/reviews").rglob("*.html")
+            for match in re.finditer(r"""\|date:["']([^"']*)["']""", path.read_text())
+        ]
+        assert ("candidate.html", "Y-m-d H:i T") not in formats and formats  # the walk reads the templates
+        own = [(name, fmt) for name, fmt in formats if not re.fullmatch(r"[A-Z_]+|c", fmt) and re.search(r"[HGgi]", fmt)]
+        assert own == []
+
+    @pytest.mark.parametrize("language, expected", [("en", "{day} {month} {year}, {hm} UTC"), ("zh-hans", "{year}年{m}月{day}日 {hm} UTC")])
+    def test_the_item_page_and_my_decisions_print_a_decision_alike(self, tenant, reviewer, reviewer_client, item, language, expected):
+        candidate_reject(tenant=tenant, candidate_id=item.pk, version=1, actor=Actor.reviewer(reviewer), note="dup")
+        at = AuditEvent.objects.get(action="candidate.rejected", object_id=str(item.pk)).created_at
+        local = timezone.localtime(at)
+        with translation.override(language):
+            month = date_format(local, "M")
+        text = expected.format(day=local.day, month=month, year=local.year, m=local.month, hm=local.strftime("%H:%M"))
+        reviewer_client.cookies["django_language"] = language
+        with translation.override(language):
+            item_page = reviewer_client.get(page_url(item), HTTP_ACCEPT_LANGUAGE=language).content.decode()
+            mine = reviewer_client.get("/review/mine/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+        history = item_page.split("data-item-history", 1)[1]
+        assert f">{text}</time>" in history
+        assert f">{text}</time>" in mine
