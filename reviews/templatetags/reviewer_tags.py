@@ -12,7 +12,7 @@ from django.template.defaultfilters import truncatechars
 from django.urls import get_script_prefix, reverse
 from django.utils import timezone
 from django.utils.timesince import timesince
-from django.utils.translation import gettext, gettext_lazy as _, pgettext_lazy
+from django.utils.translation import gettext, gettext_lazy as _, ngettext, pgettext_lazy
 
 from .. import labels
 from .label_tags import field_label
@@ -152,6 +152,19 @@ def clip(text: str, length: int) -> str:
     if len(text) <= length and unicodedata.is_normalized("NFC", text):
         return text
     return truncatechars(text, length)
+
+
+@register.simple_tag
+def select_options(field) -> list[dict]:
+    """``{% select_options form.sort as options %}``: a filter's dropdown options as text
+    (reviews/queue.html#select). The one selected is what the server applies: the value
+    asked for, else the field's initial one (the status: "pending review"), not the list's
+    first option. A queue page prints eleven dropdowns of some seventy options: as plain
+    data they cost the template a lookup each, not a comparison and a lazy translation."""
+    current = field.value() or field.initial
+    if current is None:
+        current = ""
+    return [{"value": str(value), "text": str(text), "selected": value == current} for value, text in field.field.choices]
 
 
 @register.filter
@@ -308,6 +321,22 @@ def conversation_view(lines) -> list[dict]:
             "at": line.at,
         })
     return shown
+
+
+@register.simple_tag
+def group_texts(group) -> dict[str, str]:
+    """``{% group_texts group as texts %}``: a queue group's accessible name (``label``) and
+    its thread's summary (``summary``), translated once per group (reviews/queue.html#group)."""
+    names = {"user": group.user_id, "thread": group.thread_id}
+    count = len(group.conversation)
+    return {
+        "label": gettext("%(user)s, thread %(thread)s") % names if group.thread_id else group.user_id,
+        "summary": ngettext(
+            "%(user)s · thread %(thread)s · %(counter)s message",
+            "%(user)s · thread %(thread)s · %(counter)s messages",
+            count,
+        ) % {**names, "counter": count},
+    }
 
 
 # A value longer than this shows its first lines on the queue line and a "more" (the whole

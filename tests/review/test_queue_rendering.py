@@ -103,3 +103,37 @@ def test_a_conversation_line_marks_the_evidence_once_and_escapes_every_part():
     html = render("reviews/queue.html#conversation", lines=lines)
     assert '<span class="text">I &lt;3 <mark>living in Berlin</mark>, you know</span>' in html
     assert '<li class="source">' in html and '<li><span class="role">User</span><span class="text">hello</span>' in html
+
+
+def test_a_group_is_named_and_summed_up_in_the_readers_language():
+    from reviews.selectors.queue import QueueGroup
+    from reviews.templatetags.reviewer_tags import group_texts
+
+    lines = [a_line("hello", "", source=False), a_line("I live in Berlin", "Berlin")]
+    with override("en"):
+        assert group_texts(QueueGroup(1, "eve", "t-9", [], lines)) == {
+            "label": "eve, thread t-9", "summary": "eve · thread t-9 · 2 messages"}
+        assert group_texts(QueueGroup(1, "eve", "t-9", [], lines[:1]))["summary"] == "eve · thread t-9 · 1 message"
+        assert group_texts(QueueGroup(1, "eve", "", [], []))["label"] == "eve"  # no thread: the user alone
+    with override("zh-hans"):
+        assert group_texts(QueueGroup(1, "eve", "t-9", [], lines))["summary"] == "eve · 会话 t-9 · 2 条消息"
+    html = render("reviews/queue.html#group", group=QueueGroup(1, "<i>eve</i>", "t-9", [an_item()], lines))
+    assert 'aria-label="&lt;i&gt;eve&lt;/i&gt;, thread t-9"' in html
+    assert "<summary>&lt;i&gt;eve&lt;/i&gt; · thread t-9 · 2 messages</summary>" in html
+
+
+def test_a_dropdown_selects_what_the_server_applies(tenant):
+    from reviews.templatetags.reviewer_tags import select_options
+    from reviews.views.reviewer import QueueFilterForm
+
+    def selected(data, name):
+        form = QueueFilterForm(data or None, tenant=tenant, initial={"status": "pending_review"})
+        return [option["value"] for option in select_options(form[name]) if option["selected"]]
+
+    assert selected({}, "status") == ["pending_review"]  # left out of the query: the default
+    assert selected({"status": "open"}, "status") == ["open"]
+    assert selected({"status": "open"}, "sort") == []  # none: the browser shows the first, the default
+    assert selected({"sort": "newest"}, "sort") == ["newest"]
+    with override("zh-hans"):
+        texts = [option["text"] for option in select_options(QueueFilterForm(None, tenant=tenant)["sort"])]
+    assert all(type(text) is str for text in texts) and "最早的在前" in texts  # translated once, as text
