@@ -1,6 +1,7 @@
 """How the queue's lines are rendered: parsed once, each line's values worked out once as plain
 data (reviewer_tags.queue_line, conversation_view), every badge and conversation piece printed
 escaped. The page's speed is measured by bench/review_queue.py; these hold what makes it cheap."""
+import dataclasses
 from datetime import timedelta
 
 from django.template import engines
@@ -17,7 +18,7 @@ def an_item(**fields) -> QueueItem:
     candidate_fields = dict(pk=41, entity_type="user", entity_ref_id="eve", field="role", value="<b>lead</b>",
                             confidence=0.5, status="pending_review", flags=[], kind="fact", scope="long_term",
                             version=3, created_at=timezone.now() - timedelta(days=2))
-    item_fields = {key: fields.pop(key) for key in list(fields) if key in QueueItem.__dataclass_fields__}
+    item_fields = {key: fields.pop(key) for key in list(fields) if key in {f.name for f in dataclasses.fields(QueueItem)}}
     candidate = Candidate(**{**candidate_fields, **fields})
     candidate.subject = Subject(user_id="eve")
     return QueueItem(candidate=candidate, **item_fields)
