@@ -124,7 +124,7 @@ SEED_SQL = [
     INSERT INTO reviews_candidate (tenant_id, subject_id, entity_id, entity_type, entity_ref_id, field, value,
                                    confidence, kind, scope, thread_id, supersedes, source, source_message_id, evidence,
                                    extractor, prompt_version, status, reason, note, flags, has_conflict, version,
-                                   decided_by, decided_at, created_at, updated_at, claimed_by)
+                                   decided_by, decided_at, created_at, updated_at, claimed_by, flag_details)
     SELECT %(tenant)s, r.subject_id, e.id, r.entity_type, e.entity_id, r.field, 'value ' || r.i,
            0.5 + ((r.j * 13 + r.i * 7) %% 50) / 100.0, 'fact', 'long_term', '', false, 'chat',
            r.user_id || '-t' || (1 + r.j %% 20) || '-m' || (1 + (r.j * 3 + r.i) %% 10),
@@ -142,7 +142,7 @@ SEED_SQL = [
            CASE WHEN r.status LIKE 'pending%%' THEN NULL
                 ELSE now() - (%(candidates)s - r.i) * interval '2 seconds' + interval '1 hour' END,
            now() - (%(candidates)s - r.i) * interval '2 seconds',
-           now() - (%(candidates)s - r.i) * interval '2 seconds', ''
+           now() - (%(candidates)s - r.i) * interval '2 seconds', '', '{{}}'::jsonb
     FROM rows r
     JOIN reviews_entity e ON e.subject_id = r.subject_id AND e.entity_type = r.entity_type
      AND e.entity_id = CASE WHEN r.entity_type = 'user' THEN r.user_id ELSE 'p' || (1 + r.j %% 2) END

@@ -12,9 +12,11 @@ from django.template.defaultfilters import truncatechars
 from django.urls import get_script_prefix, reverse
 from django.utils import timezone
 from django.utils.timesince import timesince
-from django.utils.translation import gettext, gettext_lazy as _, pgettext_lazy
+from django.utils.translation import gettext, gettext_lazy as _, ngettext, pgettext_lazy
 
 from .. import labels
+from .label_tags import field_label
+from .poisoning_tags import revealed
 from ..domain import review_age
 from ..models import CandidateFlag, CandidateStatus, EntityType, Kind, MemoryScope, Reason, ReviewAge, Sensitivity
 
@@ -163,6 +165,19 @@ def clip(text: str, length: int) -> str:
     return truncatechars(text, length)
 
 
+@register.simple_tag
+def select_options(field) -> list[dict]:
+    """``{% select_options form.sort as options %}``: a filter's dropdown options as text
+    (reviews/queue.html#select). The one selected is what the server applies: the value
+    asked for, else the field's initial one (the status: "pending review"), not the list's
+    first option. A queue page prints eleven dropdowns of some seventy options: as plain
+    data they cost the template a lookup each, not a comparison and a lazy translation."""
+    current = field.value() or field.initial
+    if current is None:
+        current = ""
+    return [{"value": str(value), "text": str(text), "selected": value == current} for value, text in field.field.choices]
+
+
 @register.filter
 def count_cap(count: int, cap: int) -> str:
     """A count that stopped counting at ``cap`` says so: "1,000+"."""
@@ -194,60 +209,51 @@ def candidate_url(pk: int, action: str = "") -> str:
     return f"{head}{int(pk)}{tail}"
 
 
-@dataclass(frozen=True)
-class Badge:
-    """One badge of a queue line: its CSS class, its text, and the data attribute reviewer.js
-    and the tests find it by (``data`` names it without the ``data-`` prefix; ``data_value``
-    its value, when it has one). Data only: reviews/queue.html#row prints it."""
-
-    css: str
-    text: str
-    data: str = ""
-    data_value: str = ""
-
-
-@register.simple_tag(takes_context=True)
-def line_badges(context, item) -> list[Badge]:
-    """``{% line_badges item as badges %}``: what a queue line says of its item at a glance:
-    sending, its status, contested, conflict, sensitivity, credential masked, grounding
-    flags, new entity, kind, scope and who holds the claim."""
+def line_badges(item, *, can_decide: bool) -> list[dict[str, str]]:
+    """What a queue line says of its item at a glance: sending, its status, contested,
+    conflict, sensitivity, credential masked, grounding flags, new entity, kind, scope and who
+    holds the claim. Each badge is a dict (``css``, ``text``, and ``data``: the data attribute
+    reviewer.js and the tests find it by, without its ``data-`` prefix, with ``data_value`` its
+    value when it has one), printed by reviews/queue.html#row."""
     c = item.candidate
     flags = c.flags or []
     pending = c.status == CandidateStatus.PENDING_REVIEW
     badges = []
-    if context.get("can_decide") and pending:
-        badges.append(Badge("pending", gettext("sending your decision…"), "pending-note"))
+    if can_decide and pending:
+        badges.append(_badge("pending", gettext("sending your decision…"), "pending-note"))
     if not pending:
         if item.waits_for_subject:
             status = gettext("waiting for %(user)s") % {"user": c.subject.user_id}
         else:
             status = status_label(c.status)
-        badges.append(Badge(f"status-{c.status}", status))
+        badges.append(_badge(f"status-{c.status}", status))
     if item.is_contested:
-        badges.append(Badge("contested", gettext("contested by the user"), "contested"))
+        badges.append(_badge("contested", gettext("contested by the user"), "contested"))
     if item.conflict:
-        badges.append(Badge("conflict", gettext("conflict")))
+        badges.append(_badge("conflict", gettext("conflict")))
     if item.sensitivity and item.sensitivity != Sensitivity.NORMAL:
-        badges.append(Badge(item.sensitivity, sensitivity_label(item.sensitivity)))
+        badges.append(_badge(item.sensitivity, sensitivity_label(item.sensitivity)))
     if CandidateFlag.SECRET_MASKED in flags:
-        badges.append(Badge("sensitive", gettext("credential masked")))
+        badges.append(_badge("sensitive", gettext("credential masked")))
     badges.extend(
-        Badge("conflict", flag_label(flag), "flag", flag)
-        for flag in flags
-        if flag in CandidateFlag.NEEDS_A_PERSON
+        _badge("conflict", flag_label(flag), "flag", flag) for flag in flags if flag in CandidateFlag.NEEDS_A_PERSON
     )
     if item.is_new_entity and c.entity_id:
-        badges.append(Badge("new", gettext("new entity")))
+        badges.append(_badge("new", gettext("new entity")))
     if c.kind != Kind.FACT:
-        badges.append(Badge("", c.get_kind_display()))
+        badges.append(_badge("", c.get_kind_display()))
     if c.scope == MemoryScope.THREAD:
-        badges.append(Badge("", c.get_scope_display()))
+        badges.append(_badge("", c.get_scope_display()))
     if item.claimed_by:
         if item.claimed_by_viewer:
-            badges.append(Badge("claim mine", gettext("claimed by you"), "claim"))
+            badges.append(_badge("claim mine", gettext("claimed by you"), "claim"))
         else:
-            badges.append(Badge("claim", gettext("claimed by %(who)s") % {"who": item.claimed_by}, "claim"))
+            badges.append(_badge("claim", gettext("claimed by %(who)s") % {"who": item.claimed_by}, "claim"))
     return badges
+
+
+def _badge(css: str, text, data: str = "", data_value: str = "") -> dict[str, str]:
+    return {"css": css, "text": str(text), "data": data, "data_value": data_value}
 
 
 @dataclass(frozen=True)
@@ -299,31 +305,33 @@ def value_diff(current, proposed) -> ValueDiff:
     return ValueDiff(current=_pieces(old, old_spans), proposed=_pieces(new, new_spans))
 
 
-@dataclass(frozen=True)
-class ShownLine:
-    """A conversation line as reviews/queue.html#conversation prints it: each lookup a
-    template makes costs some microseconds, and a queue page prints about ninety lines."""
-
-    is_source: bool
-    role: str
-    pieces: list[Piece]  # ``changed``: the piece is the candidate's evidence, marked
-    iso: str
-    at: str
-
-
 @register.simple_tag
-def conversation_view(lines) -> list[ShownLine]:
-    """``{% conversation_view group.conversation as shown %}``: the lines' data, flat."""
-    return [
-        ShownLine(
-            is_source=line.is_source,
-            role=role_label(line.message.role),
-            pieces=[Piece(piece, bool(hit)) for piece, hit in line.segments],
-            iso=line.message.created_at.isoformat(),
-            at=line.at,
-        )
-        for line in lines
-    ]
+def conversation_view(lines) -> list[dict]:
+    """``{% conversation_view group.conversation as shown %}``: each line as
+    reviews/queue.html#conversation prints it, a dict of texts (a queue page prints about
+    ninety lines, and each lookup, loop and filter there costs some microseconds).
+
+    A line's text comes in three parts around the candidate's evidence, which is marked:
+    ``before``, ``marked`` and ``after`` (``marked`` empty: the whole text is in ``before``).
+    The source line holds the evidence at most once (selectors.queue.evidence_segments)."""
+    shown = []
+    for line in lines:
+        before, marked, after = [], "", []
+        for text, hit in line.segments:
+            if hit and not marked:
+                marked = text
+            else:
+                (after if marked else before).append(text)
+        shown.append({
+            "is_source": line.is_source,
+            "role": str(role_label(line.message.role)),
+            "before": "".join(before),
+            "marked": marked,
+            "after": "".join(after),
+            "iso": line.message.created_at.isoformat(),
+            "at": line.at,
+        })
+    return shown
 
 
 # What an age badge says beside the time an item has waited: text, so the colour is never
@@ -335,13 +343,13 @@ AGE_BADGE_TEXTS = {
 }
 
 
-def _age_badge(moment, target_hours: int, now) -> Badge:
+def _age_badge(moment, target_hours: int, now) -> dict[str, str]:
     standing = review_age(now - moment, target_hours)
-    return Badge(f"age-{standing}", str(AGE_BADGE_TEXTS[standing]) % {"hours": target_hours}, "age", standing)
+    return _badge(f"age-{standing}", str(AGE_BADGE_TEXTS[standing]) % {"hours": target_hours}, "age", standing)
 
 
 @register.simple_tag(takes_context=True)
-def age_badge(context, moment) -> Badge | None:
+def age_badge(context, moment) -> dict[str, str] | None:
     """``{% age_badge counts.oldest as badge %}``: how an item that has waited since
     ``moment`` stands against the viewer's tenant's review target (reviews.domain.review_age)."""
     request = context.get("request")
@@ -351,17 +359,20 @@ def age_badge(context, moment) -> Badge | None:
     return _age_badge(moment, tenant.review_target_hours, timezone.now())
 
 
-@dataclass(frozen=True)
-class Row:
-    """What a queue line shows of its item, worked out once (reviews/queue.html#row)."""
-
-    ref: str
-    long: bool
-    confidence: str
-    created_iso: str
-    age: str
-    badges: list[Badge]
-    age_badge: Badge | None = None
+@register.simple_tag
+def group_texts(group) -> dict[str, str]:
+    """``{% group_texts group as texts %}``: a queue group's accessible name (``label``) and
+    its thread's summary (``summary``), translated once per group (reviews/queue.html#group)."""
+    names = {"user": group.user_id, "thread": group.thread_id}
+    count = len(group.conversation)
+    return {
+        "label": gettext("%(user)s, thread %(thread)s") % names if group.thread_id else group.user_id,
+        "summary": ngettext(
+            "%(user)s · thread %(thread)s · %(counter)s message",
+            "%(user)s · thread %(thread)s · %(counter)s messages",
+            count,
+        ) % {**names, "counter": count},
+    }
 
 
 # A value longer than this shows its first lines on the queue line and a "more" (the whole
@@ -370,16 +381,67 @@ LONG_VALUE = 160
 
 
 @register.simple_tag(takes_context=True)
-def queue_row(context, item) -> Row:
-    """``{% queue_row item as row %}``: a queue line's texts, worked out in one call."""
+def queue_line(context, item) -> dict:
+    """``{% queue_line item as line %}``: everything an item's line prints (reviews/queue.html
+    #item, #row and #quick), worked out once per item.
+
+    The template engine spends microseconds on every variable, filter and tag it renders, and
+    a queue page prints twenty lines of some sixty values each: done there, the lines cost
+    more than the rest of the request. Here each value is computed once, as text ready to be
+    escaped, and the template reads dict keys (a dict, not an object: the engine tries
+    ``line[key]`` first, which succeeds, before any attribute lookup). Ids and versions are
+    strings, so no locale formats them. Texts are data: the template escapes each one."""
     c = item.candidate
-    return Row(
-        ref=f"{c.entity_type}:{c.entity_ref_id}",
-        long=len(c.value) > LONG_VALUE,
-        confidence="%.2f" % c.confidence,
-        created_iso=c.created_at.isoformat(),
-        age=age(c.created_at),
-        badges=line_badges(context, item),
+    can_decide = bool(context.get("can_decide"))
+    # Only a value the boundary found hidden parts or look-alikes in has anything to mark
+    # (flag_details keeps the escaped original and the words); any other prints as it is.
+    details = c.flag_details or {}
+    segments = revealed(c, "value") if details.get("value") or details.get("confusable") else []
+    pk, version = str(c.pk), str(c.version)
+    pending = c.status == CandidateStatus.PENDING_REVIEW
+    label = field_label(context, c.entity_type, c.field)
+    ref = f"{c.entity_type}:{c.entity_ref_id}"
+    user_id = c.subject.user_id
+    contested = item.is_contested
+    css = "item"
+    if not c.is_open:
+        css += " decided"
+    if item.waits_for_subject:
+        css += " waiting"
+    return {
+        "pk": pk,
+        "version": version,
+        "css": css,
+        "data_open": "1" if pending else "0",
+        "ref": ref,
+        "field": c.field,
+        "label": label,
+        "value": c.value,
+        "value_short": clip(c.value, 40),
+        "long": len(c.value) > LONG_VALUE,
+        "user_id": user_id,
+        "show_user": not item.conversation,  # a group with a thread names the user in its summary
+        "selectable": can_decide and c.is_open,
+        "select_text": gettext("Select %(ref)s %(field)s “%(value)s”")
+        % {"ref": ref, "field": label, "value": clip(c.value, 60)},
+        "own_url": candidate_url(c.pk),
+        "body_url": f"{candidate_url(c.pk, 'body')}?version={version}",
+        "open_text": gettext("Open item #%(id)s: its context and every action") % {"id": pk},
+        "decidable": can_decide and pending,
+        "conflict": bool(item.conflict),
+        "approve_url": candidate_url(c.pk, "settle" if item.conflict else "approve"),
+        "contested": contested,
+        "defer_url": "" if contested else candidate_url(c.pk, "defer"),
+        "undo": bool(item.undo_until and can_decide),
+        "badges": line_badges(item, can_decide=can_decide),
+        "confidence": "%.2f" % c.confidence,
+        "created_iso": c.created_at.isoformat(),
+        "age": age(c.created_at),
         # Only an item still waiting for someone is late or on time; a decided one is neither.
-        age_badge=age_badge(context, c.created_at) if c.is_open else None,
-    )
+        "age_badge": age_badge(context, c.created_at) if c.is_open else None,
+        # The value as the opened item shows it: hidden parts written out and marked,
+        # look-alike words marked (SPEC §3 "Poisoning"); plain text needs no include.
+        "value_segments": [
+            {"text": s.text, "hidden": s.hidden, "confusable": s.confusable} for s in segments
+        ] if any(s.hidden or s.confusable for s in segments) else [],
+    }
