@@ -200,7 +200,10 @@ _ZH_GUARDED = _any(r"系统提示", r"提示词", r"系统指令", r"隐藏指�
                    r"(?:其他|别的|其余|所有|每个|每位)(?:的)?(?:客户|用户|人|病人|患者|会员|成员|联系人|users?)", r"他人", r"记忆",
                    r"身份证", r"银行卡号", r"卡号", r"聊天记录")
 _ZH_RUN = _any(r"调用", r"使用", r"运行", r"执行", r"启动", r"触发", r"用", r"通过", r"call", r"run", r"invoke", r"use")
-_ZH_TOOLS = _any(r"工具", r"函数", r"接口", r"插件", r"命令(?!行)", r"脚本", r"shell", r"sql", r"\bapi\b", r"tool", r"function")
+# The Latin words as whole words: "项目使用 MySQL" names a database the project uses, not a
+# tool the agent is told to run (the "sql" inside MySQL, PostgreSQL or SQLite is no word).
+_ZH_TOOLS = _any(r"工具", r"函数", r"接口", r"插件", r"命令(?!行)", r"脚本", r"(?<![a-z])shell(?![a-z])",
+                 r"(?<![a-z])sql(?![a-z])", r"\bapi\b", r"\btools?\b", r"\bfunctions?\b")
 _ZH_MOVE = _any(r"发送到", r"发送至", r"发到", r"发给", r"上传到", r"上传至", r"传到", r"转发到", r"转发给", r"转发至", r"同步到",
                 r"提交到", r"推送到", r"读取", r"访问", r"打开", r"加上", r"附上", r"嵌入", r"插入", r"抄送", r"下载")
 

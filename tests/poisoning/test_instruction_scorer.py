@@ -121,6 +121,8 @@ def test_the_tuning_rows_are_learnt():
     "prefers emails over calls", "works on URL shortener project", "asks to be reminded to call mom",
     "Prefers to call functions with keyword arguments.", "Uses the Slack API to post build results.",
     "Opens https://news.ycombinator.com every morning.", "经常使用 Excel 的函数做报表。", "请不要透露我的住址给任何人。",
+    # The demo's own sentences: a project's database is no tool the agent is told to run.
+    "我负责 Flask 迁移项目，项目使用 MySQL。", "项目改用 PostgreSQL 和 SQLite。",
 ])
 def test_ordinary_preferences_are_not_instructions(text):
     assert not score(text).instruction_like, score(text).reasons
