@@ -526,7 +526,9 @@ def run(args, versions: list[Version], overrides: dict, scratch: Path) -> None:
         print(f"{'':36} p99 per slice, ms: " + " ".join(f"{run['p99_us'] / 1000:.1f}" for run in runs))
 
     def ratios(top: str, bottom: str) -> list[float]:
-        return [a["rps"] / b["rps"] for a, b in zip(results[top], results[bottom])]
+        # A slice whose denominator answered nothing (a server that failed to start, every
+        # request an error) compares nothing; it is left out rather than divided by.
+        return [a["rps"] / b["rps"] for a, b in zip(results[top], results[bottom]) if b["rps"]]
 
     def under_target(name: str) -> int:
         return sum(run["p99_us"] < TARGET_P99_MS * 1000 for run in results[name])
@@ -551,6 +553,9 @@ def run(args, versions: list[Version], overrides: dict, scratch: Path) -> None:
                 continue
             floor = f"{prefix}floor"
             pair_ratios = ratios(name, floor)
+            if not pair_ratios:
+                print(f"{name}: the floor answered nothing in any round; nothing to compare")
+                continue
             ratio = statistics.median(pair_ratios)
             p99_worst, errors = summary[name]
             ok = ratio >= TARGET_RATIO and p99_worst < TARGET_P99_MS and not errors and not summary[floor][1]
@@ -578,6 +583,9 @@ def run(args, versions: list[Version], overrides: dict, scratch: Path) -> None:
             against = name if f"{label}: {name}" in results else "recall"
             pair_ratios = ratios(name, f"{label}: {against}")
             shown = name if against == name else f"{name} / {label}'s {against}"
+            if not pair_ratios:
+                print(f"  {shown:22} {label} answered nothing in any round")
+                continue
             print(f"  {shown:22} " + " ".join(f"{value:.2f}" for value in pair_ratios)
                   + f"   ({statistics.median(pair_ratios):.2f})")
 
