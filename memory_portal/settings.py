@@ -110,11 +110,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
     }
 IS_POSTGRES = DATABASES["default"]["ENGINE"].endswith("postgresql")
-# Django's documented server-side binding (OPTIONS "server_side_binding"): psycopg then
-# prepares a statement once a connection has run it ``prepare_threshold`` times (psycopg's
-# default, 5). Off by default: every query of the app then binds on the server, and a
-# transaction-mode pooler that does not track prepared statements cannot serve them.
-DATABASE_SERVER_SIDE_BINDING = env.bool("DATABASE_SERVER_SIDE_BINDING", default=False)
+# Django's documented server-side binding (OPTIONS "server_side_binding") with psycopg's
+# prepared statements (OPTIONS "prepare_threshold"): a statement a connection has run
+# DATABASE_PREPARE_THRESHOLD times is prepared, so PostgreSQL stops planning it again.
+# Recall's statement spends four times as long being planned as being run; prepared, the
+# database's CPU per recall halves (docs/public-apis.md). Turn it off behind a
+# transaction-mode pooler that does not track prepared statements (PgBouncer before 1.21).
+DATABASE_SERVER_SIDE_BINDING = env.bool("DATABASE_SERVER_SIDE_BINDING", default=True)
+DATABASE_PREPARE_THRESHOLD = env.int("DATABASE_PREPARE_THRESHOLD", default=5)
 
 # Read replicas (reviews/recall/replicas.py): PostgreSQL streaming replicas of the default database,
 # comma-separated URLs. Recall's fact reads and a few read-only auditor pages go to one;
@@ -136,7 +139,12 @@ DATABASE_ROUTERS = ["reviews.recall.replicas.ReplicaRouter"]
 
 if IS_POSTGRES and DATABASE_SERVER_SIDE_BINDING:
     for _alias in ("default", *DATABASE_REPLICAS):
-        DATABASES[_alias].setdefault("OPTIONS", {})["server_side_binding"] = True
+        DATABASES[_alias].setdefault("OPTIONS", {}).update(
+            server_side_binding=True,
+            # Django turns psycopg's prepared statements off unless OPTIONS names a
+            # threshold; without one every statement is parsed and planned each time.
+            prepare_threshold=DATABASE_PREPARE_THRESHOLD,
+        )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -68,8 +68,10 @@ def convert(
     )
     if keep_rows:
         end = max(today, newest.date()) + timedelta(days=1)
-        cursor.execute(f"ALTER TABLE {table} ATTACH PARTITION {legacy} FOR VALUES FROM (MINVALUE) TO (%s)",
-                       [f"{end.isoformat()} 00:00:00+00"])
+        # The bound is written into the statement: DDL takes no parameters when they are
+        # bound on the server (DATABASE_SERVER_SIDE_BINDING); an ISO date holds no quote.
+        cursor.execute(f"ALTER TABLE {table} ATTACH PARTITION {legacy} "
+                       f"FOR VALUES FROM (MINVALUE) TO ('{end.isoformat()} 00:00:00+00')")
     else:
         cursor.execute(f"DROP TABLE {legacy}")
     return True

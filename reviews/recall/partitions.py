@@ -103,10 +103,12 @@ def _ensure_day(day: date) -> str | None:
         # Part of the day is covered (the legacy partition ends mid-range): start after it.
         start = max(high for _, high in covered)
     name = partition_name(day)
+    # The bounds are written into the statement: DDL takes no parameters when they are bound
+    # on the server (DATABASE_SERVER_SIDE_BINDING), and an ISO timestamp holds no quote.
     with connection.cursor() as cursor:
         cursor.execute(
-            f"CREATE TABLE IF NOT EXISTS {name} PARTITION OF {TABLE} FOR VALUES FROM (%s) TO (%s)",
-            [start.isoformat(), end.isoformat()],
+            f"CREATE TABLE IF NOT EXISTS {name} PARTITION OF {TABLE} "
+            f"FOR VALUES FROM ('{start.isoformat()}') TO ('{end.isoformat()}')"
         )
     log.info("recall records: partition %s made for %s", name, day)
     return name

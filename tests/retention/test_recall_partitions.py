@@ -154,7 +154,7 @@ def test_the_migration_keeps_an_existing_installs_rows_in_a_legacy_partition(ten
         cursor.execute(f"CREATE INDEX {table}_subject ON {table} (tenant_id, user_id, created_at)")
         cursor.execute(
             f"INSERT INTO {table} (user_id, caller, query, facts, created_at, tenant_id) "
-            "SELECT 'u' || g, 'api_key:x', '{}', '[]', now() - g * interval '1 day', %s FROM generate_series(0, 99) g",
+            "SELECT 'u' || g, 'api_key:x', '{}', '[]', now() - g * interval '1 day', %s::bigint FROM generate_series(0, 99) g",
             [tenant.pk],
         )
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the test's own inserts, checked now
