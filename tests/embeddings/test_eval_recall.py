@@ -109,13 +109,14 @@ def test_relevant_mode_refuses_unrelated_questions_and_never_surfaces_a_forbidde
     assert set(parts) == {Part.TUNING, Part.HELD_ASIDE}
     # The bar was set on the tuning part: there every unrelated question gets nothing.
     assert parts[Part.TUNING]["unrelated_empty_when_relevant"] == parts[Part.TUNING]["unrelated"] == 23
-    # Held aside, one of seven still gets a fact ("explain the theory of relativity" to a
-    # physics teacher's memory); more would mean the bar no longer carries over.
+    # Held aside, one of seven still gets a fact ("explain the theory of relativity briefly"
+    # brings a preference for detailed explanations); more would mean the bar no longer
+    # carries over.
     assert parts[Part.HELD_ASIDE]["unrelated_empty_when_relevant"] >= parts[Part.HELD_ASIDE]["unrelated"] - 1
     # Guard questions, in both modes: the only fact that answers them is never returned.
     assert figures["guards"] == 30 and figures["forbidden_leaks"] == 0
     # Relevant mode still finds what bears on the question, on both parts.
-    assert parts[Part.TUNING]["recall_at_3"] >= 0.7 and parts[Part.HELD_ASIDE]["recall_at_3"] >= 0.65
+    assert parts[Part.TUNING]["recall_at_3"] >= 0.73 and parts[Part.HELD_ASIDE]["recall_at_3"] >= 0.65
 
 
 def off_topic():
