@@ -7,10 +7,13 @@ downloaded): recall@3 overall, cross-language and on paraphrases (eval_recall's
 measurement), the resident memory the model adds to a process (RSS before the first
 embedding and after), and milliseconds per query embedding (one at a time, as recall
 asks). ``--sweep`` also tries relevance bars on the part given (run it on the tuning part
-only): a fixed bar at several thresholds, and the bar relative to the question's nearest
-generic requests (reviews/embeddings/generic.py) with one or three neighbours and several
-offsets; for each, recall@3 in normal and in relevant mode and how many unrelated
-questions get nothing. Candidates not installed are skipped with a note.
+only): a fixed bar at several thresholds, the bar relative to the question's nearest
+generic requests (reviews/embeddings/generic.py) at several offsets, and the same with
+the question's lead of generic requests over personal questions
+(reviews/embeddings/personal.py) added at several weights; for each, recall@3 in normal
+and in relevant mode, how many of the set's unrelated questions get nothing, and how
+many questions of the two off-topic lists below get nothing. Candidates not installed
+are skipped with a note.
 """
 from __future__ import annotations
 
@@ -30,9 +33,14 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_portal.settings")
 django.setup()
 
 from reviews.embeddings.embedders import Embedder, UniversalSentenceEncoder, embedder_for  # noqa: E402
-from reviews.recall.evaluation import Part, evaluate, load_items  # noqa: E402
+from reviews.embeddings.generic import RequestKind  # noqa: E402
+from reviews.recall.evaluation import Part, evaluate, load_items, load_off_topic, off_topic_refused  # noqa: E402
 
 DATASET = Path(__file__).resolve().parent.parent / "reviews/fixtures/eval/recall_eval.jsonl"
+# The larger off-topic list, written before the bar's second sweep and never tuned on:
+# 40 questions of the kinds the generic requests cover (one English and one Chinese a
+# kind) and 20 of five kinds they leave out, so that refusal can be read both ways.
+OFF_TOPIC_EVAL = DATASET.parent / "off_topic_eval.jsonl"
 QUERIES = ["what cuisine do they enjoy", "他是做什么工作的", "which storage engine backs Search Platform",
            "回答要写多长", "how should I get in touch", "他周末一般干什么"]
 
@@ -89,29 +97,33 @@ def figures(embedder, items):
     return report["recall_at_3"], report["cross_language"]["recall_at_3"], report["by_kind"].get("paraphrase", {}).get("recall_at_3", 0), report["unrelated_empty_when_relevant"], report["unrelated"]
 
 
-def off_topic_refused(embedder, items) -> tuple[int, int]:
-    """(questions of OFF_TOPIC that got nothing in relevant mode, questions asked)."""
-    asked = [{**item, "queries": [{"q": q, "expect": [], "kind": "unrelated"} for q in OFF_TOPIC]} for item in items]
-    report = evaluate(asked, embedder)
-    return report.unrelated_empty, report.unrelated
+def refusals(embedder, items) -> str:
+    """How many questions of each off-topic list got nothing in relevant mode."""
+    evaluation = load_off_topic(OFF_TOPIC_EVAL.read_text(encoding="utf-8").splitlines())
+    covered = {kind.value for kind in RequestKind}
+    within = off_topic_refused(items, embedder, [q["q"] for q in evaluation if q["kind"] in covered])
+    beyond = off_topic_refused(items, embedder, [q["q"] for q in evaluation if q["kind"] not in covered])
+    short = off_topic_refused(items, embedder, OFF_TOPIC)
+    return (f"off-topic empty {short[0]}/{short[1]}  evaluation list {within[0] + beyond[0]}/{within[1] + beyond[1]}"
+            f" (its kinds {within[0]}/{within[1]}, beyond them {beyond[0]}/{beyond[1]})")
 
 
 def sweep(embedder, items) -> None:
-    """Relevance bars on ``items``: fixed, and relative to the nearest generic requests."""
-    chosen = (embedder.threshold, embedder.generic_weight, embedder.generic_neighbours)
-    rules = [(f"fixed bar {t:.2f}", t, 0.0, 1) for t in (0.20, 0.25, 0.30, 0.35, 0.40)]
-    rules += [(f"nearest generic ({k}) {t:+.2f}", t, 1.0, k)
-              for k in (1, 3) for t in (-0.10, -0.08, -0.06, -0.04, 0.0, 0.05)]
-    for label, threshold, weight, neighbours in rules:
-        embedder.threshold, embedder.generic_weight = threshold, weight
-        embedder.generic_neighbours = neighbours
+    """Relevance bars on ``items``: fixed, relative to the nearest generic requests, and
+    that plus the question's lead of generic requests over personal questions."""
+    chosen = (embedder.threshold, embedder.generic_weight, embedder.personal_weight)
+    rules = [(f"fixed bar {t:.2f}", t, 0.0, 0.0) for t in (0.25, 0.30, 0.35, 0.40)]
+    rules += [(f"generic {t:+.2f}", t, 1.0, 0.0) for t in (-0.14, -0.12, -0.10, -0.08, -0.06, -0.04, 0.0)]
+    rules += [(f"generic {t:+.2f}, lead x{w}", t, 1.0, w)
+              for t in (-0.14, -0.13, -0.12, -0.11, -0.10) for w in (0.5, 1.0, 1.5)]
+    for label, threshold, generic_weight, personal_weight in rules:
+        embedder.threshold, embedder.generic_weight, embedder.personal_weight = threshold, generic_weight, personal_weight
         embedder.forget_questions()  # the cached bars belong to the previous rule
         report = evaluate(items, embedder).as_dict()
-        refused, asked = off_topic_refused(embedder, items)
-        print(f"   {label:<28} r@3 {report['recall_at_3']:.3f}  relevant r@3 {report['relevant_mode']['recall_at_3']:.3f}"
+        print(f"   {label:<24} r@3 {report['recall_at_3']:.3f}  relevant r@3 {report['relevant_mode']['recall_at_3']:.3f}"
               f"  unrelated empty {report['unrelated_empty_when_relevant']}/{report['unrelated']}"
-              f"  off-topic empty {refused}/{asked}")
-    embedder.threshold, embedder.generic_weight, embedder.generic_neighbours = chosen
+              f"  {refusals(embedder, items)}", flush=True)
+    embedder.threshold, embedder.generic_weight, embedder.personal_weight = chosen
     embedder.forget_questions()
 
 
@@ -146,8 +158,8 @@ def main():
         r3, cross, para, empty, unrelated = figures(embedder, items)
         print(f"{label:<55} r@3 {r3:.3f}  cross {cross:.3f}  paraphrase {para:.3f}  unrelated empty {empty}/{unrelated}"
               f"  model +{model_mb:.0f} MB RSS  load {load_s:.1f} s  query p50 {statistics.median(timings):.1f} ms")
-        refused, asked = off_topic_refused(embedder, items)
-        print(f"{'':<55} off-topic questions (not in the set) with nothing in relevant mode: {refused}/{asked}")
+        print(f"{'':<55} relevant r@3 {evaluate(items, embedder).relevant.as_dict()['recall_at_3']:.3f}"
+              f"  {refusals(embedder, items)}")
         if args.sweep:
             sweep(embedder, items)
 

@@ -155,6 +155,29 @@ def lexical_haystack(fact: dict) -> str:
     return " ".join((fact["value"], fact["field"], fact["entity_id"], fact.get("entity_name", "")))
 
 
+def load_off_topic(lines: Iterable[str]) -> list[dict]:
+    """An off-topic list (reviews/fixtures/eval/off_topic_eval.jsonl): ``kind`` and ``q`` a line."""
+    questions = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        question = json.loads(line)
+        if not isinstance(question, dict) or not {"kind", "q"} <= set(question):
+            raise ValueError(f"line {number}: an off-topic question needs 'kind' and 'q'")
+        questions.append(question)
+    return questions
+
+
+def off_topic_refused(items: list[dict], embedder: Embedder, questions: Iterable[str]) -> tuple[int, int]:
+    """Each question asked of every subject of ``items``: (answers with nothing in
+    relevant mode, questions asked). None of them bears on any subject's memory."""
+    questions = list(questions)
+    asked = [{**item, "queries": [{"q": q, "expect": [], "kind": Kind.UNRELATED} for q in questions]}
+             for item in items]
+    report = evaluate(asked, embedder)
+    return report.unrelated_empty, report.unrelated
+
+
 def evaluate(
     items: list[dict], embedder: Embedder, *, progress: Callable[[int], None] | None = None
 ) -> Report:

@@ -8,12 +8,17 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from reviews.embeddings.generic import GENERIC_REQUESTS
-from reviews.recall.evaluation import Kind, Part, held_aside, lexical_haystack, load_items, query_kind
-from reviews.embeddings.text import text_language
+from reviews.embeddings.embedders import embedder_for
+from reviews.embeddings.generic import GENERIC_REQUESTS, REQUESTS_BY_KIND, RequestKind
+from reviews.embeddings.personal import PERSONAL_QUESTIONS, QUESTIONS_BY_KIND, PersonalKind
+from reviews.recall.evaluation import (
+    Kind, Part, held_aside, lexical_haystack, load_items, load_off_topic, off_topic_refused, query_kind,
+)
+from reviews.embeddings.text import Lang, text_language
 from reviews.recall.textmatch import fallback_score, query_terms
 
 DATASET = Path(__file__).resolve().parents[2] / "reviews/fixtures/eval/recall_eval.jsonl"
+OFF_TOPIC = DATASET.parent / "off_topic_eval.jsonl"
 HELD_ASIDE = ["subject-01", "subject-02", "subject-07", "subject-08", "subject-12", "subject-15", "subject-22"]
 
 
@@ -104,15 +109,57 @@ def test_relevant_mode_refuses_unrelated_questions_and_never_surfaces_a_forbidde
     assert set(parts) == {Part.TUNING, Part.HELD_ASIDE}
     # The bar was set on the tuning part: there every unrelated question gets nothing.
     assert parts[Part.TUNING]["unrelated_empty_when_relevant"] == parts[Part.TUNING]["unrelated"] == 23
-    # Held aside, one of seven still gets a fact ("explain the theory of relativity" to a
-    # physics teacher's memory); more would mean the bar no longer carries over.
+    # Held aside, one of seven still gets a fact ("explain the theory of relativity briefly"
+    # brings a preference for detailed explanations); more would mean the bar no longer
+    # carries over.
     assert parts[Part.HELD_ASIDE]["unrelated_empty_when_relevant"] >= parts[Part.HELD_ASIDE]["unrelated"] - 1
     # Guard questions, in both modes: the only fact that answers them is never returned.
     assert figures["guards"] == 30 and figures["forbidden_leaks"] == 0
     # Relevant mode still finds what bears on the question, on both parts.
-    assert parts[Part.TUNING]["recall_at_3"] >= 0.7 and parts[Part.HELD_ASIDE]["recall_at_3"] >= 0.65
+    assert parts[Part.TUNING]["recall_at_3"] >= 0.73 and parts[Part.HELD_ASIDE]["recall_at_3"] >= 0.65
 
 
-def test_the_generic_requests_are_none_of_the_sets_questions():
-    asked = {query["q"].casefold() for item in items() for query in item["queries"]}
-    assert not asked & {request.casefold() for request in GENERIC_REQUESTS}
+def off_topic():
+    return load_off_topic(OFF_TOPIC.read_text(encoding="utf-8").splitlines())
+
+
+def casefolded(questions):
+    return {question.casefold() for question in questions}
+
+
+@pytest.mark.parametrize("reference", [GENERIC_REQUESTS, PERSONAL_QUESTIONS], ids=["generic", "personal"])
+def test_the_bars_reference_sentences_are_none_of_the_sets_questions(reference):
+    asked = casefolded(query["q"] for item in items() for query in item["queries"])
+    assert not asked & casefolded(reference)
+
+
+@pytest.mark.parametrize(
+    "by_kind, kinds, per_language",
+    [(REQUESTS_BY_KIND, RequestKind, 3), (QUESTIONS_BY_KIND, PersonalKind, 2)],
+    ids=["generic", "personal"],
+)
+def test_every_kind_has_as_many_sentences_in_each_language(by_kind, kinds, per_language):
+    assert set(by_kind) == set(kinds)
+    for kind, sentences in by_kind.items():
+        languages = [Lang.ZH if text_language(s) != Lang.EN else Lang.EN for s in sentences]
+        assert languages == [Lang.EN] * per_language + [Lang.ZH] * per_language, kind
+
+
+def test_the_off_topic_list_is_independent_of_the_bar_and_the_set():
+    questions = off_topic()
+    asked = casefolded(query["q"] for item in items() for query in item["queries"])
+    written = casefolded(q["q"] for q in questions)
+    assert len(written) == len(questions) >= 40
+    assert not written & (asked | casefolded(GENERIC_REQUESTS) | casefolded(PERSONAL_QUESTIONS))
+    kinds = {q["kind"] for q in questions}
+    # Every kind the generic requests cover, in both languages, and kinds they leave out.
+    assert set(RequestKind) < kinds
+    for kind in RequestKind:
+        assert {text_language(q["q"]) != Lang.EN for q in questions if q["kind"] == kind} == {False, True}, kind
+
+
+def test_relevant_mode_refuses_the_off_topic_list_on_the_tuning_part():
+    refused, asked = off_topic_refused(items(Part.TUNING), embedder_for("local"), [q["q"] for q in off_topic()])
+    assert asked == 23 * 60
+    # 1,246 at the bar chosen on this part (docs/embedders.md); 1,085 before the personal questions.
+    assert refused / asked >= 0.85
