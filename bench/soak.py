@@ -7,7 +7,8 @@ processes for ``--seconds``, each mixing, on a few subjects so they collide:
 * ingest: ``POST /api/v1/messages`` (three messages; extraction on the worker),
 * candidates: ``POST /api/v1/candidates`` (below the auto-approval threshold: for review),
 * approvals: the review API's queue for a subject, then approving its first item (a 409
-  when another client decided it first is the expected answer, not a failure),
+  when another client decided it first, or a 404 when an erasure of the subject removed it
+  in between, is the expected answer, not a failure),
 * recall: ``GET /api/v1/recall`` with ``q``,
 * now and then an erasure: ``DELETE /api/v1/users/{user_id}/facts``.
 
