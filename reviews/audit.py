@@ -16,7 +16,6 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Iterator
 
-from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -24,6 +23,7 @@ from . import metrics
 from .context import current_request_id
 from .models import AuditChainHead, AuditEvent, AuditPayload
 from .policy.normalize import digest_matches, keyed_digest
+from .transactions import in_transaction
 from .webhooks import outbox
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ def record_many(tenant_id: int, drafts: Iterable[EventDraft]) -> list[AuditEvent
     drafts = list(drafts)
     if not drafts:
         return []
-    if not transaction.get_connection().in_atomic_block:
+    if not in_transaction():
         raise RuntimeError("audit.record_many must run inside the service's transaction")
     head = AuditChainHead.objects.select_for_update().filter(tenant_id=tenant_id).first()
     if head is None:

@@ -44,6 +44,7 @@ from .background import TaskName, publish_tasks, publisher, runs_in_process, tas
 from .embeddings.store import loadable_sqlite3, sqlite_connect, store_index
 from .embeddings.sync import schedule_embedding
 from .models import Cardinality, DeletionStatus, Fact, FactDeletion, FactStatus, MemoryScope, Sensitivity, Subject, Tenant
+from .transactions import on_commit_once
 
 logger = logging.getLogger(__name__)
 
@@ -84,9 +85,7 @@ def schedule_projection(subject_id: int) -> None:
     The subject's embeddings follow the same changes (reviews/embeddings/sync.py)."""
     schedule_embedding(subject_id)
     callback = _EnqueueProjection(subject_id)
-    if connection.in_atomic_block and any(func == callback for _, func, _ in connection.run_on_commit):
-        return
-    transaction.on_commit(callback)
+    on_commit_once(callback)
 
 
 # Errors after which a projection is worth retrying (connections, locks, timeouts).

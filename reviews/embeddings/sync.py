@@ -26,6 +26,7 @@ from ..background import TaskName, publish_tasks, runs_in_process, task
 from ..models import DeletionStatus, Fact, FactDeletion, FactEmbedding, FactStatus
 from ..models.embeddings import vector_to_bytes
 from ..models.locks import lock_subjects
+from ..transactions import on_commit_once
 from .embedders import Embedder, configured_embedder
 from .text import fact_text
 
@@ -154,6 +155,4 @@ class _EnqueueEmbedding:
 def schedule_embedding(subject_id: int) -> None:
     """Enqueue one embedding sync per subject per transaction, however many facts changed."""
     callback = _EnqueueEmbedding(subject_id)
-    if connection.in_atomic_block and any(func == callback for _, func, _ in connection.run_on_commit):
-        return
-    transaction.on_commit(callback)
+    on_commit_once(callback)

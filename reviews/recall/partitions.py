@@ -34,6 +34,7 @@ from django.db import connection
 from django.utils import timezone
 
 from ..models import RecallRecord
+from ..transactions import in_transaction
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +146,7 @@ def recall_partitions_drop_expired(
 
 def _detach_and_drop(name: str) -> None:
     with connection.cursor() as cursor:
-        if connection.in_atomic_block:
+        if in_transaction():
             # CONCURRENTLY cannot run inside a transaction block (tests, a caller's atomic()).
             cursor.execute(f"ALTER TABLE {TABLE} DETACH PARTITION {name}")
         else:

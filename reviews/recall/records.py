@@ -53,6 +53,7 @@ from django.utils import timezone
 
 from ..errors import Unavailable
 from ..models import RecallRecord, Tenant
+from ..transactions import in_transaction
 from .partitions import no_partition_for_row, recall_partition_for
 
 log = logging.getLogger(__name__)
@@ -129,7 +130,7 @@ def _insert(record: RecallRecord) -> None:
         json.dumps(record.facts),
         connection.ops.adapt_datetimefield_value(record.created_at),
     ]
-    if settings.MEMORY_RECALL_ASYNC_COMMIT and connection.vendor == "postgresql" and not connection.in_atomic_block:
+    if settings.MEMORY_RECALL_ASYNC_COMMIT and connection.vendor == "postgresql" and not in_transaction():
         types = (("%s::bigint",) if record.pk else ()) + (
             "%s::bigint", "%s", "%s", "%s::jsonb", "%s::jsonb", "%s::timestamptz")
         sql = (
@@ -146,7 +147,7 @@ def _insert(record: RecallRecord) -> None:
             # The record's day has no partition (the beat, which makes them a week ahead,
             # has not run for that long): make it and write again. Inside a transaction the
             # failed statement has aborted it, so there the error stands.
-            if connection.in_atomic_block or not no_partition_for_row(error):
+            if in_transaction() or not no_partition_for_row(error):
                 raise
             recall_partition_for(record.created_at)
             cursor.execute(sql, values)

@@ -76,6 +76,7 @@ from ..policy.identifiers import identifier_problem, refusal_message
 from ..poisoning.characters import remove_hidden, transform_around_hidden
 from ..screening import Screen, Verbatim
 from ..secrets import PLACEHOLDER, mask_secrets
+from ..transactions import in_transaction
 
 logger = logging.getLogger(__name__)
 
@@ -394,7 +395,7 @@ def _declare(function, *, atomic: bool):
         args, kwargs = bind(args, kwargs)
         if not atomic:
             return function(*args, **kwargs)
-        if transaction.get_connection().in_atomic_block:
+        if in_transaction():
             # Part of the caller's transaction: a savepoint, and the caller's to retry.
             with transaction.atomic():
                 return function(*args, **kwargs)

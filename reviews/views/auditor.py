@@ -8,6 +8,7 @@ served from MEDIA_ROOT by these views only, never as public media.
 """
 from __future__ import annotations
 
+from datetime import datetime
 from functools import wraps
 
 from django import forms
@@ -307,6 +308,7 @@ def audit_log(request):
         row["object_url"] = _object_url(row)
         row["object_label"] = objects.get((row["object_type"], str(row["object_id"]))) or _object_label(row)
         row["changes"] = changed_values(row.get("before"), row.get("after"))
+        row["at"] = datetime.fromisoformat(row["created_at"])  # the rows carry the export's ISO text
     next_url = ""
     if page.next_cursor is not None:
         query = request.GET.copy()

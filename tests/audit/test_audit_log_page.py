@@ -1,10 +1,15 @@
 """The auditor's log browser: filters, cursor pages, before/after (erased shown as such),
 links to objects, chain status; a reviewer gets the styled 403; tenants stay apart."""
+from datetime import datetime, timezone as dt_timezone
+
 import pytest
+import time_machine
 from django.core.cache import cache
 from django.urls import reverse
+from django.utils import translation
 
 from reviews.actors import Actor
+from reviews.labels import moment
 from reviews.models import AuditEvent
 from reviews.services.erasure import subject_erase
 from tests.conftest import candidate
@@ -94,3 +99,16 @@ def test_another_tenants_events_never_show(tenant, other_tenant, decided, outsid
 
 def test_a_bad_filter_is_a_400_page_not_a_500(auditor):
     assert signed_in(auditor).get(LOG, {"since": "yesterday-ish"}).status_code == 400
+
+
+@pytest.mark.parametrize("language,checked", [("en", "checked 7 Mar 2026, 23:02 UTC."), ("zh-hans", "验证于 2026年3月7日 23:02 UTC。")])
+def test_times_are_shown_as_every_staff_page_shows_them(tenant, decided, auditor, language, checked):
+    client = signed_in(auditor, HTTP_ACCEPT_LANGUAGE=language)
+    client.cookies["django_language"] = language
+    # Back in time, where the session still holds: the chain is checked at that moment.
+    with time_machine.travel(datetime(2026, 3, 7, 23, 2, 30, tzinfo=dt_timezone.utc), tick=False):
+        html = client.get(LOG).content.decode()
+    newest = AuditEvent.objects.filter(tenant_id=tenant.pk).order_by("-seq").first()
+    with translation.override(language):
+        assert f'<time datetime="{newest.created_at.isoformat()}">{moment(newest.created_at)}</time>' in html
+    assert checked in html

@@ -5,9 +5,11 @@ import re
 
 import pytest
 from django.db import connection
+from django.utils import translation
 
 from reviews.actors import Actor
 from reviews.audit import verify_tenant
+from reviews.labels import moment
 from reviews.models import AuditEvent, AuditExport, ExportStatus, Role
 from reviews.services.erasure import subject_erase
 from reviews.services.tenants import staff_create
@@ -252,3 +254,15 @@ def test_an_export_for_a_malformed_user_id_is_refused_on_the_form(as_user, audit
         assert response.context["form"].errors["user_id"]
     assert AuditEvent.objects.filter(tenant_id=tenant.pk).count() == exports_before
     assert not AuditExport.objects.exists()
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_an_exports_time_is_shown_as_every_staff_page_shows_it(as_user, auditor, memory, tenant, language):
+    job = AuditExport.objects.create(tenant=tenant, requested_by="x", rows_total=10, rows_done=4,
+                                     status=ExportStatus.RUNNING, filters={})
+    client = as_user(auditor)
+    client.cookies["django_language"] = language
+    with translation.override(language):
+        shown = f'<time datetime="{job.created_at.isoformat()}">{moment(job.created_at)}</time>'
+    for url in ("/audit/", f"/audit/exports/{job.pk}/"):
+        assert shown in client.get(url, HTTP_ACCEPT_LANGUAGE=language).content.decode(), url

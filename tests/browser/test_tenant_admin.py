@@ -44,7 +44,7 @@ def test_a_key_is_created_shown_once_then_revoked(page, login, screenshot, tenan
     raw_key = secret.inner_text().strip()
     key = ApiKey.objects.get(tenant=tenant, name="support bot")
     assert raw_key.startswith(f"mp_{key.prefix}_") and recall_status(page, raw_key) == 200
-    assert page.locator("[data-step=recorded] >> text=api_key.created").is_visible()
+    assert page.locator("[data-step=recorded] [data-action='api_key.created'] >> text=API key created").is_visible()
     assert page.locator(f"[data-table=recent] >> text={key.prefix}").first.is_visible()
     screenshot(page, "tenant-admin-key-created")
     assert [event["object_id"] for event in audit_api("api_key.created")][0] == key.prefix
@@ -56,7 +56,7 @@ def test_a_key_is_created_shown_once_then_revoked(page, login, screenshot, tenan
     assert page.locator("[data-step=proposal] >> text=revoked").first.is_visible()
     screenshot(page, "tenant-admin-key-revoke-confirm")
     page.click("[data-confirm=key-revoke]")
-    page.locator("[data-step=recorded] >> text=api_key.revoked").wait_for()
+    page.locator("[data-step=recorded] [data-action='api_key.revoked'] >> text=API key revoked").wait_for()
     assert ApiKey.objects.get(pk=key.pk).revoked_at is not None
     assert recall_status(page, raw_key) == 401
     (revoked,) = audit_api("api_key.revoked")
@@ -75,7 +75,7 @@ def test_a_threshold_is_changed_after_seeing_before_and_after(page, login, scree
     assert Tenant.objects.get(pk=tenant.pk).confirm_below == 0.8
     screenshot(page, "tenant-admin-policy-confirm")
     page.click("[data-confirm=policy]")
-    page.locator("[data-step=recorded] >> text=tenant.policy_changed").wait_for()
+    page.locator("[data-step=recorded] [data-action='tenant.policy_changed'] >> text=Policy changed").wait_for()
     assert Tenant.objects.get(pk=tenant.pk).confirm_below == 0.7
     assert_no_axe_violations(page)
     screenshot(page, "tenant-admin-policy-saved")

@@ -27,7 +27,7 @@ def test_the_delivery_log_shows_attempts_and_sends_again(
     secret.wait_for()
     endpoint = WebhookEndpoint.objects.get(tenant=tenant)
     assert secret.inner_text().strip() == endpoint.secret
-    assert page.locator("[data-step=recorded] >> text=webhook.created").is_visible()
+    assert page.locator("[data-step=recorded] [data-action='webhook.created'] >> text=Webhook added").is_visible()
 
     receiver.answer_with((500, 0))
     publish(tenant, "u1", field="name", value="Alice")  # committed: sent by the background lane
@@ -42,7 +42,7 @@ def test_the_delivery_log_shows_attempts_and_sends_again(
     row.locator("text=Send again").click()
     page.locator("[data-step=proposal]").wait_for()
     page.click("[data-confirm=webhook-resend]")
-    page.locator("[data-step=recorded] >> text=webhook.resent").wait_for()
+    page.locator("[data-step=recorded] [data-action='webhook.resent'] >> text=Webhook delivery resent").wait_for()
     publisher.drain()
     delivery.refresh_from_db()
     assert delivery.status == DeliveryStatus.DELIVERED and len(receiver.requests) == 2

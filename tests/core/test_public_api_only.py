@@ -36,6 +36,13 @@ KNOWN_INTERNAL_EXAMPLES = {
     r"_get_response_(bodies|for_code)": "responses = super()._get_response_bodies(direction)",
     # Django's OutputWrapper: its own isatty().
     r"[\"']_out[\"']|\._out\b": 'getattr(stream, "_out", sys.stderr)',
+    # Django's connection wrapper: its transaction state is undocumented (the pending on_commit
+    # callbacks, the savepoint stack, the rollback flags) and `transaction.get_connection()`
+    # says it is private; reviews/transactions.py answers through the documented API.
+    r"\.(run_on_commit|savepoint_ids|savepoint_state|needs_rollback|in_atomic_block|commit_on_exit"
+    r"|closed_in_transaction|run_commit_hooks_on_set_autocommit_on|atomic_blocks)\b":
+        "if connection.in_atomic_block and any(func == callback for _, func, _ in connection.run_on_commit):",
+    r"\btransaction\.get_connection\(": "if transaction.get_connection().needs_rollback:",
     # Any base class's private method.
     r"\bsuper\(\)\._[a-z]": "return super()._build(value)",
 }

@@ -1,7 +1,6 @@
 from contextlib import contextmanager
 
 import pytest
-from django.db import connection
 
 from tests.publication.conftest import store  # noqa: F401  (the projection's store, wiped)
 
@@ -9,12 +8,11 @@ from tests.publication.conftest import store  # noqa: F401  (the projection's st
 @pytest.fixture
 def committed(django_capture_on_commit_callbacks):
     """``with committed():`` runs what the block defers to its commit (projection and
-    embedding), as production does, then forgets those callbacks as a real commit would."""
+    embedding), as production does (the test's transaction never commits)."""
 
     @contextmanager
     def run():
         with django_capture_on_commit_callbacks(execute=True):
             yield
-        connection.run_on_commit.clear()
 
     return run

@@ -1,7 +1,6 @@
 from contextlib import contextmanager
 
 import pytest
-from django.db import connection
 
 from tests.dump import dump_all_tables
 from tests.publication.conftest import store  # noqa: F401  (the projection's store, wiped)
@@ -12,14 +11,12 @@ from .memory import build_memory
 @pytest.fixture
 def committed(django_capture_on_commit_callbacks):
     """``with committed():`` runs what the block defers to its commit (the projection), as
-    production does, then forgets those callbacks as a real commit would (the test's
-    transaction never commits, and a pending callback would hide the next one)."""
+    production does (the test's transaction never commits)."""
 
     @contextmanager
     def run():
         with django_capture_on_commit_callbacks(execute=True):
             yield
-        connection.run_on_commit.clear()
 
     return run
 

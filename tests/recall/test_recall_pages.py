@@ -1,7 +1,9 @@
 """Auditors browse recall records; each fact's page lists the recalls that returned it."""
 import pytest
+from django.utils import translation
 
 from reviews.actors import Actor
+from reviews.labels import moment
 from reviews.models import RecallRecord
 from reviews.selectors.recall_history import RECALL_RECORDS_PAGE_SIZE
 from reviews.services.facts import fact_edit
@@ -135,3 +137,16 @@ def test_a_filter_that_is_not_valid_is_named_beside_its_field_and_matches_nothin
 def test_a_valid_before_still_pages(client, auditor, traced):
     body = page(client, auditor, "/audit/recalls/", data={"before": traced["second"].pk}).content.decode()
     assert f"/audit/recalls/{traced['first'].pk}/" in body and f"/audit/recalls/{traced['other'].pk}/" not in body
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_times_are_shown_as_every_staff_page_shows_them(client, auditor, traced, language):
+    record = RecallRecord.objects.get(pk=traced["first"].pk)
+    version = traced["fact"].versions.order_by("version").first()
+    client.cookies["django_language"] = language
+    with translation.override(language):
+        shown = {at: f'<time datetime="{at.isoformat()}">{moment(at)}</time>' for at in (record.created_at, version.created_at)}
+    for url in ("/audit/recalls/", f"/audit/recalls/{record.pk}/", f"/audit/facts/{traced['fact'].pk}/"):
+        body = page(client, auditor, url, HTTP_ACCEPT_LANGUAGE=language).content.decode()
+        assert shown[record.created_at] in body, url
+    assert shown[version.created_at] in body  # the fact's page also dates each version

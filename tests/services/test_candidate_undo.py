@@ -10,8 +10,6 @@ from django.utils import timezone
 
 from reviews.actors import Actor
 from reviews.errors import InvalidTransition
-from django.db import connection
-
 from reviews.models import AuditEvent, AuditPayload, Candidate, Fact, FactStatus, SuppressedValue
 from reviews.services.portal import fact_contest
 from reviews.domain import UNDO_SECONDS
@@ -53,13 +51,6 @@ def payload(event):
     return AuditPayload.objects.get(event=event)
 
 
-def committed():
-    """The test's transaction never commits, so a callback run by the capture stays queued,
-    and the projection's once-per-transaction check would hide the next one: each capture
-    below stands for a transaction of its own."""
-    connection.run_on_commit.clear()
-
-
 class TestUndoApprove:
     def test_a_new_fact_leaves_publication_and_the_projection(
         self, tenant, reviewer, store, django_capture_on_commit_callbacks  # noqa: F811
@@ -67,7 +58,6 @@ class TestUndoApprove:
         item = pending(tenant)
         with django_capture_on_commit_callbacks(execute=True):
             approved = approve_as(reviewer, item)
-        committed()
         fact = Fact.objects.get(pk=approved.fact_id)
         assert user_item(store, "alice")["facts"]["location"]["value"] == "Berlin"
         with django_capture_on_commit_callbacks(execute=True):
@@ -90,9 +80,10 @@ class TestUndoApprove:
         self, tenant, reviewer, store, django_capture_on_commit_callbacks  # noqa: F811
     ):
         item = pending(tenant)
-        approve_as(reviewer, item)
-        undo(reviewer, item)
-        committed()
+        with django_capture_on_commit_callbacks(execute=True):  # each its own transaction, committed
+            approve_as(reviewer, item)
+        with django_capture_on_commit_callbacks(execute=True):
+            undo(reviewer, item)
         with django_capture_on_commit_callbacks(execute=True):
             again = approve_as(reviewer, Candidate.objects.get(pk=item.pk))
         fact = Fact.objects.get(pk=again.fact_id)
@@ -104,7 +95,6 @@ class TestUndoApprove:
     ):
         with django_capture_on_commit_callbacks(execute=True):
             approve_as(reviewer, pending(tenant, value="Montreal"))
-        committed()
         conflict = pending(tenant, value="Vancouver")
         assert conflict.has_conflict
         before = Fact.objects.get(pk=conflict.conflict_fact_id)
@@ -113,7 +103,6 @@ class TestUndoApprove:
                 tenant=tenant, candidate_id=conflict.pk, version=conflict.version, resolution="take_new",
                 actor=Actor.reviewer(reviewer),
             )
-        committed()
         assert user_item(store, "alice")["facts"]["location"]["value"] == "Vancouver"
         with django_capture_on_commit_callbacks(execute=True):
             restored = undo(reviewer, conflict)
@@ -232,12 +221,10 @@ def contest(tenant, reviewer, store, django_capture_on_commit_callbacks):  # noq
     item = pending(tenant, field="role", value="data engineer", evidence="I work as a data engineer")
     with django_capture_on_commit_callbacks(execute=True):
         approve_as(reviewer, item)
-    committed()
     fact_id = Candidate.objects.get(pk=item.pk).fact_id
     assert user_item(store, "alice")["facts"]["role"]["value"] == "data engineer"
     with django_capture_on_commit_callbacks(execute=True):
         contested = fact_contest(tenant=tenant, user_id="alice", fact_id=fact_id, actor=ALICE, note="I left that job")
-    committed()
     assert contested.status == "pending_review" and "contested" in contested.flags
     assert Fact.objects.get(pk=fact_id).status == FactStatus.CONTESTED
     return contested
@@ -260,12 +247,10 @@ class TestUndoContest:
         suppressed_before = SuppressedValue.objects.filter(subject=contest.subject).count()
         with capture(execute=True):
             decide()
-        committed()
         assert (projected_role(store) or {}).get("value") == published
         decided = fact_state(contest.conflict_fact_id)
         with capture(execute=True):
             restored = undo(reviewer, contest)
-        committed()
         assert fact_state(contest.conflict_fact_id) == fact_before
         assert candidate_state(contest.pk) == candidate_before
         assert restored.version == contest.version + 2  # decided, then undone: a held screen is stale

@@ -1,7 +1,12 @@
 """The tenant admin console (SPEC §4): each change shows what will change, then saves
 through the service and shows the audit event; only tenant admins of the tenant get in."""
-import pytest
+from datetime import datetime, timezone as dt_timezone
 
+import pytest
+import time_machine
+from django.utils import translation
+
+from reviews.labels import moment
 from reviews.models import ApiKey, AuditEvent, FieldDefinition, Membership, Role, Scope, Tenant
 from reviews.services.tenants import api_key_authenticate, api_key_create, staff_create
 from tests.conftest import PASSWORD, sign_in
@@ -112,7 +117,8 @@ def test_a_key_is_revoked_after_confirmation(admin, tenant):
     assert "what will change" in preview and "revoked" in preview and ApiKey.objects.get(pk=key.pk).revoked_at is None
     page = admin.post(f"/tenant/keys/{key.prefix}/revoke", {"step": "save"}).content.decode()
     assert ApiKey.objects.get(pk=key.pk).revoked_at is not None and api_key_authenticate(raw) is None
-    assert events(tenant, "api_key.revoked")[0].object_id == key.prefix and "api_key.revoked" in page
+    assert events(tenant, "api_key.revoked")[0].object_id == key.prefix
+    assert 'data-action="api_key.revoked">API key revoked</span>' in page  # the recorded event, by its label
 
 
 def test_another_tenants_key_cannot_be_revoked(admin, other_tenant):
@@ -254,3 +260,35 @@ def test_a_field_path_no_schema_field_can_have_is_not_found(admin, tenant, path)
                                                       "category": "identity", "step": "save"})
     assert response.status_code == 404, response.exc_info
     assert AuditEvent.objects.filter(tenant_id=tenant.pk).count() == events_before
+
+
+@pytest.mark.parametrize("language,label,at", [
+    ("en", "Policy changed", "7 Mar 2026, 23:02 UTC"),
+    ("zh-hans", "策略已更改", "2026年3月7日 23:02 UTC"),
+])
+def test_recent_changes_name_the_action_as_the_audit_pages_do_and_keep_its_code(admin, tenant, language, label, at):
+    # Back in time: the signed-in session has not expired there.
+    with time_machine.travel(datetime(2026, 3, 7, 23, 2, 30, tzinfo=dt_timezone.utc), tick=False):
+        saved = admin.post("/tenant/policy/change", {**policy_data(tenant, confirm_below="0.7"), "step": "save"})
+    assert saved.status_code == 200
+    admin.cookies["django_language"] = language
+
+    page = admin.get("/tenant/policy/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+
+    recent = page.split('data-table="recent"')[1].split("</ol>")[0]
+    assert f'<span class="badge" title="tenant.policy_changed" data-action="tenant.policy_changed">{label}</span>' in recent
+    assert f'<time datetime="2026-03-07T23:02:30+00:00">{at}</time>' in recent
+    assert ">tenant.policy_changed<" not in recent  # the code is the label's title, not its text
+
+
+@pytest.mark.parametrize("language,label", [("en", "Policy changed"), ("zh-hans", "策略已更改")])
+def test_the_saved_step_names_the_recorded_event(admin, tenant, language, label):
+    admin.cookies["django_language"] = language
+    page = admin.post(
+        "/tenant/policy/change", {**policy_data(tenant, confirm_below="0.7"), "step": "save"}, HTTP_ACCEPT_LANGUAGE=language,
+    ).content.decode()
+    (event,) = events(tenant, "tenant.policy_changed")
+    recorded = page.split('data-step="recorded"')[1].split("</div>")[0]
+    assert f'title="tenant.policy_changed" data-action="tenant.policy_changed">{label}</span>' in recorded
+    with translation.override(language):
+        assert f'<time datetime="{event.created_at.isoformat()}">{moment(event.created_at)}</time>' in recorded

@@ -66,7 +66,7 @@ def test_a_key_is_rotated_after_confirmation(admin, tenant):
     assert api_key_authenticate(raw).pk == new.pk and api_key_authenticate(old_raw).pk == old.pk
     assert abs(old.expires_at - (timezone.now() + timedelta(hours=2))) < timedelta(minutes=1)
     assert AuditEvent.objects.get(tenant_id=tenant.pk, action="api_key.rotated").object_id == old.prefix
-    assert "api_key.rotated" in page  # the recorded event is shown
+    assert 'data-action="api_key.rotated">API key rotated</span>' in page  # the recorded event is shown
     # The old row says what replaced it and offers no second rotation.
     listing = admin.get("/tenant/keys/").content.decode()
     assert new.prefix in row_of(listing, old.prefix)
