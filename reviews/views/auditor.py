@@ -104,8 +104,16 @@ class ExportForm(forms.Form):
         return ExportFilters(**{name: data[name] for name in names})
 
 
+def _named_requesters(jobs: list[AuditExport]) -> list[AuditExport]:
+    """Each job with ``requested_by_name``: who asked, as the audit log names actors."""
+    names = actor_names({job.requested_by for job in jobs})
+    for job in jobs:
+        job.requested_by_name = names[job.requested_by]
+    return jobs
+
+
 def _home(request, form: ExportForm, status: int = 200):
-    jobs = AuditExport.objects.filter(tenant=request.tenant)[:RECENT_EXPORTS]
+    jobs = _named_requesters(list(AuditExport.objects.filter(tenant=request.tenant)[:RECENT_EXPORTS]))
     return render(request, "auditor/home.html", {"form": form, "jobs": jobs, "nav": "audit"}, status=status)
 
 
@@ -163,8 +171,10 @@ def _job(request, pk: int) -> AuditExport:
 def export_detail(request, pk: int):
     """The job's page; with htmx, only its progress block (polled while it runs)."""
     job = _job(request, pk)
-    template = "auditor/export.html#progress" if request.htmx else "auditor/export.html"
-    return render(request, template, {"job": job, "nav": "audit"})
+    if request.htmx:  # the progress block, polled while the job runs, names no one
+        return render(request, "auditor/export.html#progress", {"job": job, "nav": "audit"})
+    _named_requesters([job])
+    return render(request, "auditor/export.html", {"job": job, "nav": "audit"})
 
 
 @require_GET

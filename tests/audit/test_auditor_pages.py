@@ -266,3 +266,20 @@ def test_an_exports_time_is_shown_as_every_staff_page_shows_it(as_user, auditor,
         shown = f'<time datetime="{job.created_at.isoformat()}">{moment(job.created_at)}</time>'
     for url in ("/audit/", f"/audit/exports/{job.pk}/"):
         assert shown in client.get(url, HTTP_ACCEPT_LANGUAGE=language).content.decode(), url
+
+
+@pytest.mark.parametrize("language,key_label", [("en", "API key ingest"), ("zh-hans", "API 密钥 ingest")])
+def test_who_asked_for_an_export_is_named_as_the_audit_log_names_actors(as_user, auditor, memory, tenant,
+                                                                      language, key_label):
+    by_staff = AuditExport.objects.create(tenant=tenant, requested_by=str(Actor.reviewer(auditor)), filters={})
+    AuditExport.objects.create(tenant=tenant, requested_by="api_key:ingest", filters={})
+    client = as_user(auditor)
+    client.cookies["django_language"] = language
+
+    listing = client.get("/audit/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    detail = client.get(f"/audit/exports/{by_staff.pk}/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+
+    assert f'<td title="{by_staff.requested_by}">{auditor.username}</td>' in listing
+    assert f'<td title="api_key:ingest">{key_label}</td>' in listing
+    assert f'<span title="{by_staff.requested_by}">{auditor.username}</span>' in detail
+    assert f">{by_staff.requested_by}<" not in listing + detail  # the code is the title, never the text
