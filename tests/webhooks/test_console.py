@@ -75,3 +75,22 @@ def test_an_endpoint_is_removed(admin, tenant, endpoint):
     admin.post(f"/tenant/webhooks/{hook.pk}/remove", {"step": "save"})
     assert not WebhookEndpoint.objects.exists()
     assert AuditEvent.objects.filter(tenant_id=tenant.pk, action=AuditAction.WEBHOOK_DELETED).count() == 1
+
+
+@pytest.mark.parametrize("language,delivered,timed_out", [("en", "delivered", "timed out"), ("zh-hans", "已送达", "超时")])
+def test_a_deliverys_status_and_attempts_read_in_the_admins_language(admin, tenant, endpoint, receiver, publish,
+                                                                     language, delivered, timed_out):
+    receiver.answer_with((200, 1.0))  # slower than the 0.5 s timeout: the first try times out
+    publish(tenant, "u1", field="name", value="Alice")
+    deliver_due()
+    deliver_due()
+    delivery = WebhookDelivery.objects.get()
+    assert delivery.status == DeliveryStatus.DELIVERED
+    admin.cookies["django_language"] = language
+
+    page = admin.get(URL, HTTP_ACCEPT_LANGUAGE=language).content.decode()
+
+    row = page.split(f'data-delivery="{delivery.pk}"')[1].split("</tr>")[0]
+    assert f'<span class="badge live">{delivered}</span>' in row
+    timeout = row.split('data-outcome="timeout">')[1].split("</li>")[0]
+    assert f"· {timed_out} ·" in timeout
