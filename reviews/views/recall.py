@@ -17,6 +17,7 @@ from ..models import ActorKind, ApiKey, Fact
 from ..web.forms import IdentifierField
 from ..permissions import can_audit, staff_tenant
 from ..recall.replicas import replica_view
+from ..selectors.queue import actor_names
 from ..selectors.recall_history import (
     RecallRecordsPage,
     recall_record_facts,
@@ -103,12 +104,16 @@ def recall_detail(request, pk: int):
 def fact_recalls(request, pk: int):
     fact = get_object_or_404(Fact.objects.select_related("entity", "subject"), tenant=request.tenant, pk=pk)
     recalls = recalls_of_fact(fact)
+    versions = list(fact.versions.order_by("-version"))
+    names = actor_names({version.actor for version in versions})
+    for version in versions:
+        version.actor_name = names[version.actor]
     return render(
         request,
         "recall/fact.html",
         {
             "fact": fact,
-            "versions": list(fact.versions.order_by("-version")),
+            "versions": versions,
             "recalls": recalls,
             "caller_names": _caller_names(request.tenant, recalls),
         },

@@ -150,3 +150,18 @@ def test_times_are_shown_as_every_staff_page_shows_them(client, auditor, traced,
         body = page(client, auditor, url, HTTP_ACCEPT_LANGUAGE=language).content.decode()
         assert shown[record.created_at] in body, url
     assert shown[version.created_at] in body  # the fact's page also dates each version
+
+
+@pytest.mark.parametrize("language,unknown_staff", [("en", "Staff member r1"), ("zh-hans", "工作人员 r1")])
+def test_a_facts_versions_name_who_made_them_as_the_audit_log_does(client, auditor, tenant, traced, language,
+                                                                  unknown_staff):
+    fact = traced["fact"]
+    fact_edit(tenant=tenant, fact_id=fact.pk, value="Ali", actor=Actor.reviewer(auditor))
+    client.cookies["django_language"] = language
+
+    body = page(client, auditor, f"/audit/facts/{fact.pk}/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+
+    versions = body.split("</thead>")[1].split("</tbody>")[0]
+    assert f'<td title="reviewer:{auditor.pk}">{auditor.username}</td>' in versions  # staff by username
+    assert f'<td title="reviewer:r1">{unknown_staff}</td>' in versions  # an id no user has, by its kind
+    assert ">reviewer:" not in versions  # the stored actor is the title, never the text
