@@ -20,6 +20,7 @@ from ..errors import InvalidInput
 from ..extraction import get_extractor_named, prompt_versions
 from ..models import ExtractionDryRun, ExtractorName
 from ..permissions import can_administer
+from ..selectors.queue import actor_names
 from ..services.dry_run import DEFAULT_MESSAGES, GROUPS, MAX_DAYS, MAX_MESSAGES, extraction_dry_run
 from .reviewer import staff_view
 
@@ -82,4 +83,6 @@ def dry_run_detail(request, pk: int):
     report = ExtractionDryRun.objects.filter(tenant=request.tenant, pk=pk).first()
     if report is None:
         raise Http404
-    return render(request, "reviews/dry_run.html", {"report": report, "groups": GROUPS})
+    requested_by_name = actor_names([report.requested_by])[report.requested_by]
+    return render(request, "reviews/dry_run.html",
+                  {"report": report, "groups": GROUPS, "requested_by_name": requested_by_name})

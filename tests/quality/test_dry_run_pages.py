@@ -1,6 +1,9 @@
 """The dry run pages: tenant admins run one and open the kept reports; nobody else does."""
 import pytest
+from django.utils import translation
 
+from reviews.actors import Actor
+from reviews.labels import moment
 from reviews.models import Candidate, ExtractionDryRun, Fact, Message
 from tests.ingest.helpers import ingest, message
 from tests.review.conftest import signed_in
@@ -82,3 +85,26 @@ def test_anonymous_is_sent_to_sign_in(client, db):
     response = client.get(LIST)
 
     assert response.status_code == 302 and "/login/" in response["Location"]
+
+
+@pytest.mark.parametrize("language,system", [("en", "System"), ("zh-hans", "系统")])
+def test_a_reports_time_and_who_ran_it_read_as_on_every_staff_page(stored, admin_client, tenant, tenant_admin,
+                                                                   language, system):
+    by_admin = ExtractionDryRun.objects.create(tenant=tenant, requested_by=str(Actor.reviewer(tenant_admin)),
+                                               extractor="rules", prompt_version="rules-1", days=30)
+    by_system = ExtractionDryRun.objects.create(tenant=tenant, requested_by="system", extractor="rules",
+                                                prompt_version="rules-1", days=30)
+    admin_client.cookies["django_language"] = language
+    with translation.override(language):
+        shown = {report.pk: f'<time datetime="{report.created_at.isoformat()}">{moment(report.created_at)}</time>'
+                 for report in (by_admin, by_system)}
+
+    listing = admin_client.get(LIST, HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    pages = {report.pk: admin_client.get(f"/review/dry-runs/{report.pk}/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+             for report in (by_admin, by_system)}
+
+    assert shown[by_admin.pk] in listing and shown[by_system.pk] in listing
+    assert shown[by_admin.pk] in pages[by_admin.pk]
+    assert tenant_admin.username in pages[by_admin.pk].split('<p class="muted">')[1].split("</p>")[0]
+    ran = pages[by_system.pk].split('<p class="muted">')[1].split("</p>")[0]
+    assert system in ran and "system" not in ran.replace(system, "")
