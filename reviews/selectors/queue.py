@@ -459,11 +459,6 @@ class ConversationLine:
     # The content cut around the evidence: [(text, is_evidence), ...]; the template escapes each.
     segments: list[tuple[str, bool]]
 
-    @property
-    def at(self) -> str:
-        """When it was said, in the active time zone (a plain format: cheaper than |date per line)."""
-        return timezone.localtime(self.message.created_at).strftime("%Y-%m-%d %H:%M")
-
 
 @dataclass
 class QueueItem:

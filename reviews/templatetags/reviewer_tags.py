@@ -308,8 +308,9 @@ def value_diff(current, proposed) -> ValueDiff:
 @register.simple_tag
 def conversation_view(lines) -> list[dict]:
     """``{% conversation_view group.conversation as shown %}``: each line as
-    reviews/queue.html#conversation prints it, a dict of texts (a queue page prints about
-    ninety lines, and each lookup, loop and filter there costs some microseconds).
+    reviews/queue.html#conversation prints it, a dict of texts and the line's time (a queue
+    page prints about ninety lines, and each lookup, loop and filter there costs some
+    microseconds; the time's one filter, moment, is the rule every staff page follows).
 
     A line's text comes in three parts around the candidate's evidence, which is marked:
     ``before``, ``marked`` and ``after`` (``marked`` empty: the whole text is in ``before``).
@@ -329,7 +330,7 @@ def conversation_view(lines) -> list[dict]:
             "marked": marked,
             "after": "".join(after),
             "iso": line.message.created_at.isoformat(),
-            "at": line.at,
+            "at": line.message.created_at,  # shown by the template's moment filter, as every staff time is
         })
     return shown
 

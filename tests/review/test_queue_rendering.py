@@ -2,7 +2,9 @@
 data (reviewer_tags.queue_line, conversation_view), every badge and conversation piece printed
 escaped. The page's speed is measured by bench/review_queue.py; these hold what makes it cheap."""
 import dataclasses
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone as dt_timezone
+
+import pytest
 
 from django.template import engines
 from django.utils import timezone
@@ -143,3 +145,15 @@ def test_a_dropdown_selects_what_the_server_applies(tenant):
     with override("zh-hans"):
         texts = [option["text"] for option in select_options(QueueFilterForm(None, tenant=tenant)["sort"])]
     assert all(type(text) is str for text in texts) and "最早的在前" in texts  # translated once, as text
+
+
+@pytest.mark.parametrize("language,said_at", [("en", "7 Mar 2026, 23:02 UTC"), ("zh-hans", "2026年3月7日 23:02 UTC")])
+def test_a_conversation_lines_time_reads_as_every_staff_pages_times(language, said_at):
+    """The selector hands the template a datetime; the moment filter, in the reader's
+    language, is what shows it (no format of the queue's own)."""
+    said = datetime(2026, 3, 7, 23, 2, 30, tzinfo=dt_timezone.utc)
+    line = ConversationLine(message=ContextMessage(1, 1, "t", "m", "user", "hello", said), is_source=False,
+                            segments=[("hello", False)])
+    with override(language):
+        html = engines["django"].get_template("reviews/queue.html#conversation").render({"lines": [line]})
+    assert f'<time class="at" datetime="2026-03-07T23:02:30+00:00">{said_at}</time>' in html
