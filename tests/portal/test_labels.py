@@ -2,14 +2,15 @@
 words in English and Chinese on the subject's page, the reviewer queue and the stats; a
 tenant's own label, set with its schema and audited, wins over the default."""
 import re
+from datetime import datetime, timezone as dt_timezone
 
 import pytest
 from django.core.cache import cache
-from django.utils import translation
+from django.utils import timezone, translation
 
 from reviews.actors import Actor
 from reviews.errors import InvalidInput
-from reviews.labels import TenantLabels
+from reviews.labels import TenantLabels, moment
 from reviews.models import AuditEvent, FieldDefinition, Tenant
 from reviews.services import governance
 from tests.conftest import candidate
@@ -157,3 +158,17 @@ class TestConsole:
         client.force_login(tenant_admin)
         page = client.get("/tenant/schema/").content.decode()
         assert "<b>Name</b>" not in page and "&lt;b&gt;Name&lt;/b&gt;" in page
+
+
+def test_a_moment_reads_in_the_active_zone_and_language_to_the_minute():
+    """The texts are reused per minute, zone and language (labels._moment_text): the same
+    instant in another zone or language is another text, a later second the same one."""
+    instant = datetime(2026, 12, 7, 23, 2, 5, tzinfo=dt_timezone.utc)
+    with translation.override("en"):
+        with timezone.override("UTC"):
+            assert moment(instant) == "7 Dec 2026, 23:02 UTC"
+            assert moment(instant.replace(second=59)) == "7 Dec 2026, 23:02 UTC"
+        with timezone.override("Asia/Shanghai"):
+            assert moment(instant) == "8 Dec 2026, 07:02 CST"
+    with translation.override("zh-hans"), timezone.override("UTC"):
+        assert moment(instant) == "2026年12月7日 23:02 UTC"
