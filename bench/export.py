@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
-import hmac
 import json
 import os
 import sys
@@ -62,20 +60,11 @@ def seed(events: int) -> None:
 
     from reviews.audit import event_hash
     from reviews.models import AuditChainHead, Tenant
-    from reviews.policy.normalize import _digest_key
+    from reviews.policy.normalize import keyed_digest as digest
     from reviews.services.tenants import tenant_create
 
     call_command("migrate", verbosity=0)
     tenant = Tenant.objects.filter(slug=TENANT).first() or tenant_create(slug=TENANT)
-    key = _digest_key()
-
-    def digest(payload) -> str:
-        if payload is None or payload == "":
-            return ""
-        text = payload if isinstance(payload, str) else json.dumps(
-            payload, sort_keys=True, ensure_ascii=False, separators=(",", ":")
-        )
-        return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
 
     head = AuditChainHead.objects.get(tenant_id=tenant.pk)
     seq, prev = head.seq, head.hash

@@ -106,7 +106,7 @@ def main() -> None:
     partitions_before = len(partitions())
     connection.close()
 
-    server = start_server(database_url, args.workers, args.port)
+    server = start_server(database_url, ROOT, args.port, {"workers": args.workers})
     common = {"mode": "recall", "port": args.port, "top": subjects, "key": key, "connections": args.connections}
     sweep = {}
 
