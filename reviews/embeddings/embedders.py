@@ -204,8 +204,8 @@ class UniversalSentenceEncoder(Embedder):
     version = "use-multilingual-v3"
     # Swept on the tuning part (bench/embedders.py --sweep, docs/embedders.md): a fact bears
     # on a question when its score is within 0.12 of the question's resemblance to generic
-    # requests, plus the question's lead of generic requests over personal questions.
-    # With the lead counted, every unrelated question of the tuning part gets nothing, the
+    # requests, plus the question's personal margin: how much more it resembles generic requests than questions about a person.
+    # With that margin counted, every unrelated question of the tuning part gets nothing, the
     # off-topic evaluation list is refused 1,246 times in 1,380 (the earlier bar, generic
     # requests alone at -0.06: 1,085) and relevant recall@3 is 0.754 (was 0.732); at
     # -0.11 it falls to 0.710.
