@@ -40,6 +40,15 @@ class DueJobs:
         with self._changed:
             return len(self._due)
 
+    def cancel(self) -> int:
+        """Forget the jobs not yet handed to the lane, as the process's exit would; returns
+        how many. Their rows keep their due time, so the sweep still finds them."""
+        with self._changed:
+            dropped = len(self._due)
+            self._due.clear()
+            self._changed.notify_all()
+            return dropped
+
     def drain(self) -> None:
         """Wait until every job scheduled so far has been handed to the lane and has run."""
         while True:

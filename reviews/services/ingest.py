@@ -263,6 +263,12 @@ def extractions_drain(*, retries: bool = False) -> None:
         _in_process_retries.drain()
 
 
+def extraction_retries_cancel() -> int:
+    """Drop the in-process retries not yet due; returns how many. Their messages stay
+    pending with their due time, for ``manage.py extract --pending`` (what a restart leaves)."""
+    return _in_process_retries.cancel()
+
+
 def _extract_all(message_pks: list[int]) -> None:
     """One attempt each, in order. A failed attempt's retry is scheduled for its due time:
     the lane goes on with the messages behind it instead of sleeping through the backoff."""

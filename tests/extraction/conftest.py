@@ -1,5 +1,6 @@
 import pytest
 
+from reviews.services.ingest import extraction_retries_cancel
 from tests.extraction.fake_openai import FakeOpenAI
 
 
@@ -23,4 +24,8 @@ def llm_settings(settings, fake_llm):
     settings.MEMORY_EXTRACTION_MAX_ATTEMPTS = 3
     settings.MEMORY_EXTRACTION_RETRY_BASE_SECONDS = 0.05
     settings.MEMORY_EXTRACTION_RETRY_MAX_SECONDS = 0.2
-    return settings
+    yield settings
+    # A retry scheduled in this process outlives the test (tests/extraction/test_lane_stall.py
+    # leaves one 30-60 s ahead): due later, it would run against another test's database, and
+    # a later test's extractions_drain(retries=True) would wait it out.
+    extraction_retries_cancel()

@@ -215,7 +215,9 @@ class FakeOpenAI:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, name="fake-openai", daemon=True).start()
+        # shutdown() waits for the loop's next look at its flag: every poll_interval (0.5 s by default).
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-openai",
+                         daemon=True).start()
         return self
 
     def stop(self) -> None:

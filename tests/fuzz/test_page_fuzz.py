@@ -26,6 +26,8 @@ import re
 import time
 import traceback
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Callable
 from urllib.parse import quote, urlsplit
 
 import pytest
@@ -349,7 +351,13 @@ def _changed(before: dict, after: dict) -> str:
 class Sent:
     status: int
     html: str = ""
-    forms: list[Form] = field(default_factory=list)
+    # Parsed when asked for: the crawl and a form's next step read an answer's forms, the
+    # hostile requests only check the answer.
+    find_forms: Callable[[], list[Form]] = list
+
+    @cached_property
+    def forms(self) -> list[Form]:
+        return self.find_forms()
 
 
 @dataclass
@@ -402,9 +410,13 @@ class Fuzzer:
         for mark in UNESCAPED_MARKS:
             if mark in html:
                 self.problem(persona, method, url, label, f"printed unescaped: {mark}")
-        forms = parse_page(urlsplit(url).path, html)[0] if html else []
-        for form in forms:
-            form.action, form.page = site_path(form.action) or urlsplit(url).path, url
+
+        def forms():
+            found = parse_page(urlsplit(url).path, html)[0] if html else []
+            for form in found:
+                form.action, form.page = site_path(form.action) or urlsplit(url).path, url
+            return found
+
         route = route_of(urlsplit(url).path)
         if method == "GET":
             location = response.get("Location", "")
@@ -429,7 +441,7 @@ class Fuzzer:
         target = same_site_path(response.get("Location", "")) if response.status_code in (301, 302, 303) else None
         if target and not was_refused:  # what the saved input looks like on the page it lands on
             followed = self._check(persona, "GET", target, f"{label}, followed", (), self.world.clients[persona].get(target))
-            return Sent(response.status_code, followed.html, forms + followed.forms)
+            return Sent(response.status_code, followed.html, lambda: forms() + followed.forms)
         return Sent(response.status_code, html, forms)
 
 
