@@ -53,8 +53,9 @@ class Embedder:
     # The question's resemblance to generic requests is the mean cosine of its nearest few:
     # one near neighbour alone is noisy ("他周末一般干什么" is close to "周末会下雨吗").
     generic_neighbours = 3
-    # How much the question's lead of generic requests over personal questions (each the
-    # mean cosine of its nearest few) raises its bar; 0 never embeds the personal questions.
+    # How much the question's personal margin (its resemblance to generic requests over its
+    # resemblance to personal questions, each the mean of its nearest few) raises its bar;
+    # 0 never embeds the personal questions.
     personal_weight = 0.0
 
     def __init__(self) -> None:
@@ -123,8 +124,8 @@ class Embedder:
         # questions, and a topical fact (the subject's cooking) must then score that much
         # higher; a question about the person resembles personal questions at least as
         # much and pays nothing.
-        lead = generic - self._resemblance(self._personal, query_vector)
-        return bar + self.personal_weight * max(0.0, lead)
+        margin = generic - self._resemblance(self._personal, query_vector)
+        return bar + self.personal_weight * max(0.0, margin)
 
     def _reference(self, sentences: tuple[str, ...]) -> np.ndarray:
         vectors = self.embed_documents(list(sentences))
@@ -204,11 +205,11 @@ class UniversalSentenceEncoder(Embedder):
     version = "use-multilingual-v3"
     # Swept on the tuning part (bench/embedders.py --sweep, docs/embedders.md): a fact bears
     # on a question when its score is within 0.12 of the question's resemblance to generic
-    # requests, plus the question's personal margin: how much more it resembles generic requests than questions about a person.
-    # With that margin counted, every unrelated question of the tuning part gets nothing, the
-    # off-topic evaluation list is refused 1,246 times in 1,380 (the earlier bar, generic
-    # requests alone at -0.06: 1,085) and relevant recall@3 is 0.754 (was 0.732); at
-    # -0.11 it falls to 0.710.
+    # requests, plus its personal margin (how much more it resembles generic requests than
+    # questions about a person). With that margin counted, every unrelated question of the
+    # tuning part gets nothing, the off-topic evaluation list is refused 1,246 times in 1,380
+    # (the earlier bar, generic requests alone at -0.06: 1,085) and relevant recall@3 is
+    # 0.754 (was 0.732); at -0.11 it falls to 0.710.
     threshold = -0.12
     generic_weight = 1.0
     personal_weight = 1.0
