@@ -1,6 +1,7 @@
 """An auditor exports the audit trail in the background, watches it finish, downloads the
 file and has it verified, in a real browser."""
 import pytest
+from playwright.sync_api import expect
 
 from reviews.actors import Actor
 from reviews.models import AuditExport, ExportStatus
@@ -42,7 +43,7 @@ def test_a_background_export_shows_progress_then_a_download(page, login, screens
     page.click("nav.tabs >> text=Verify")
     page.set_input_files("input[name=file]", str(saved))
     page.click("text=Verify the file")
-    assert page.locator("[data-result=ok]").is_visible()
+    expect(page.locator("[data-result=ok]")).to_be_visible()
     page.click("text=Verify the stored chain")
     page.wait_for_selector("[data-result=ok] >> text=The chain is intact")
     screenshot(page, "audit-verify")
@@ -61,7 +62,7 @@ def test_the_form_starts_an_export_in_the_background(page, login, screenshot, te
     job = AuditExport.objects.get()
     assert (job.status, job.format, job.filters["user_id"]) == ("ready", "csv", "user-42")
     page.goto("/audit/")
-    assert page.locator(f"a[href='/audit/exports/{job.pk}/']").is_visible()
+    expect(page.locator(f"a[href='/audit/exports/{job.pk}/']")).to_be_visible()
 
 
 @pytest.mark.parametrize("locale, name", [("en-US", "Bulk approval"), ("zh-CN", "批量批准")])

@@ -7,6 +7,7 @@ import json
 from urllib.parse import urlsplit
 
 import pytest
+from playwright.sync_api import expect
 
 from reviews.actors import SYSTEM, Actor
 from reviews.models import Candidate, Fact, Message, Scope, Subject
@@ -45,7 +46,7 @@ def test_a_subject_confirms_and_corrects_on_a_phone(phone, screenshot, tenant, a
     open_link(page, tenant)
     assert page.locator("h1").inner_text() == "My memories"
     assert page.locator(f"#fact-{alice.name.pk} .source").inner_text().startswith("You said this on 8 Nov 2026 in a chat.")
-    assert page.locator(f"#fact-{alice.thread_pref.pk}").get_by_text("only for one conversation").is_visible()
+    expect(page.locator(f"#fact-{alice.thread_pref.pk}").get_by_text("only for one conversation")).to_be_visible()
     # Phone first: nothing spills sideways.
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
     screenshot(page, "portal-phone-memories")
@@ -53,7 +54,7 @@ def test_a_subject_confirms_and_corrects_on_a_phone(phone, screenshot, tenant, a
     # A sensitive item: keep it until I delete it (the default would be 90 days).
     page.click("nav.tabs >> text=Waiting for you")
     item = page.locator(f"#item-{alice.sensitive.pk}")
-    assert item.get_by_text("This is sensitive. May we remember it?").is_visible()
+    expect(item.get_by_text("This is sensitive. May we remember it?")).to_be_visible()
     screenshot(page, "portal-phone-waiting")
     confirm = item.locator("form.confirm")
     confirm.get_by_label("Keep it until I delete it").check()
@@ -130,7 +131,7 @@ def test_pause_then_forget_me(page, screenshot, tenant, alice, make_client):
     assert Candidate.objects.filter(subject__user_id="alice").count() == candidates_before
     assert not Fact.objects.filter(value__icontains="Mallory").exists()
     page.reload()
-    assert page.get_by_text("Memory is paused").is_visible()
+    expect(page.get_by_text("Memory is paused")).to_be_visible()
 
     page.click("text=Forget me…")
     assert page.locator("[data-count=facts] strong").inner_text() == "4"
@@ -150,4 +151,4 @@ def test_pause_then_forget_me(page, screenshot, tenant, alice, make_client):
     )
     assert recall.status_code == 200 and recall.json()["facts"] == []
     page.click("text=Back to my memories")
-    assert page.get_by_text("does not remember anything about you").is_visible()
+    expect(page.get_by_text("does not remember anything about you")).to_be_visible()

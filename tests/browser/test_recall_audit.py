@@ -1,5 +1,6 @@
 """An auditor follows a recall to the fact it returned and back, in a real browser."""
 import pytest
+from playwright.sync_api import expect
 
 from reviews.actors import Actor
 from reviews.recall.query import RecallQuery
@@ -24,10 +25,10 @@ def test_an_auditor_traces_a_recall_to_its_fact(page, login, screenshot, tenant,
     page.wait_for_function("() => location.search.includes('user_id=user-42')")  # htmx pushed the filter
     screenshot(page, "recall-list")
     page.click(f"a[href='/audit/recalls/{record.pk}/']")
-    assert page.locator("text=changed since").is_visible()
+    expect(page.locator("text=changed since")).to_be_visible()
     screenshot(page, "recall-detail")
     page.click(f"a[href='/audit/facts/{name.pk}/']")
-    assert page.locator(f"#fact-recalls a[href='/audit/recalls/{record.pk}/']").is_visible()
+    expect(page.locator(f"#fact-recalls a[href='/audit/recalls/{record.pk}/']")).to_be_visible()
     screenshot(page, "recall-fact")
 
 

@@ -2,6 +2,7 @@
 in a real browser; each change is shown before it is saved and is then in the audit log
 (the console's recent changes and GET /api/v1/audit/events)."""
 import pytest
+from playwright.sync_api import expect
 
 from reviews.models import ApiKey, Scope, Tenant
 from reviews.services.tenants import api_key_create
@@ -44,8 +45,8 @@ def test_a_key_is_created_shown_once_then_revoked(page, login, screenshot, tenan
     raw_key = secret.inner_text().strip()
     key = ApiKey.objects.get(tenant=tenant, name="support bot")
     assert raw_key.startswith(f"mp_{key.prefix}_") and recall_status(page, raw_key) == 200
-    assert page.locator("[data-step=recorded] [data-action='api_key.created'] >> text=API key created").is_visible()
-    assert page.locator(f"[data-table=recent] >> text={key.prefix}").first.is_visible()
+    expect(page.locator("[data-step=recorded] [data-action='api_key.created'] >> text=API key created")).to_be_visible()
+    expect(page.locator(f"[data-table=recent] >> text={key.prefix}").first).to_be_visible()
     screenshot(page, "tenant-admin-key-created")
     assert [event["object_id"] for event in audit_api("api_key.created")][0] == key.prefix
 
@@ -53,7 +54,7 @@ def test_a_key_is_created_shown_once_then_revoked(page, login, screenshot, tenan
     assert raw_key not in page.content()
     page.click(f"[data-key='{key.prefix}'] >> text=Revoke")
     page.locator("[data-step=proposal]").wait_for()
-    assert page.locator("[data-step=proposal] >> text=revoked").first.is_visible()
+    expect(page.locator("[data-step=proposal] >> text=revoked").first).to_be_visible()
     screenshot(page, "tenant-admin-key-revoke-confirm")
     page.click("[data-confirm=key-revoke]")
     page.locator("[data-step=recorded] [data-action='api_key.revoked'] >> text=API key revoked").wait_for()

@@ -1,6 +1,7 @@
 """A tenant admin registers a webhook endpoint in the console, reads the delivery log
 (each attempt, a failed one included) and sends a delivery again, in a real browser."""
 import pytest
+from playwright.sync_api import expect
 
 from reviews.background import publisher
 from reviews.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
@@ -27,7 +28,7 @@ def test_the_delivery_log_shows_attempts_and_sends_again(
     secret.wait_for()
     endpoint = WebhookEndpoint.objects.get(tenant=tenant)
     assert secret.inner_text().strip() == endpoint.secret
-    assert page.locator("[data-step=recorded] [data-action='webhook.created'] >> text=Webhook added").is_visible()
+    expect(page.locator("[data-step=recorded] [data-action='webhook.created'] >> text=Webhook added")).to_be_visible()
 
     receiver.answer_with((500, 0))
     publish(tenant, "u1", field="name", value="Alice")  # committed: sent by the background lane
@@ -38,7 +39,7 @@ def test_the_delivery_log_shows_attempts_and_sends_again(
     page.goto("/tenant/webhooks/")
     row = page.locator(f"[data-delivery='{delivery.pk}']")
     assert "HTTP 500" in row.inner_text() and "fact.published" in row.inner_text()
-    assert page.locator(f"[data-endpoint='{endpoint.pk}'] [data-state=failing]").is_visible()
+    expect(page.locator(f"[data-endpoint='{endpoint.pk}'] [data-state=failing]")).to_be_visible()
     row.locator("text=Send again").click()
     page.locator("[data-step=proposal]").wait_for()
     page.click("[data-confirm=webhook-resend]")
@@ -51,6 +52,6 @@ def test_the_delivery_log_shows_attempts_and_sends_again(
     row = page.locator(f"[data-delivery='{delivery.pk}']")
     assert row.locator("[data-outcome=http_error]").count() == 1
     assert row.locator("[data-outcome=delivered]").count() == 1
-    assert page.locator(f"[data-endpoint='{endpoint.pk}'] [data-state=enabled]").is_visible()
+    expect(page.locator(f"[data-endpoint='{endpoint.pk}'] [data-state=enabled]")).to_be_visible()
     screenshot(page, "tenant-admin-webhook-deliveries")
     assert_no_axe_violations(page)
