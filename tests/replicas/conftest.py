@@ -49,24 +49,6 @@ if REPLICA_PORT:
 needs_replica = pytest.mark.skipif(REPLICA_PORT is None, reason=SKIP_REASON or "no replica")
 
 
-def pytest_collection_modifyitems(config, items):
-    # One replica serves every test database of the server, and pausing its replay (the
-    # lag tests) pauses it for all: under pytest-xdist these tests share one worker, which
-    # also holds the replay lock below for its whole session.
-    #
-    # They run first: the replica replays everything every worker writes, one record at a
-    # time, and late in a run it was over a minute behind the primary, a wait each test's
-    # catch_up paid (80 s of one test's setup); at the start it is seconds behind.
-    replica_tests = []
-    for item in items:
-        if "tests/replicas/" in str(item.fspath).replace(os.sep, "/"):
-            item.add_marker(pytest.mark.xdist_group("replica"))
-            replica_tests.append(item)
-    if replica_tests:
-        others = [item for item in items if item not in replica_tests]
-        items[:] = replica_tests + others
-
-
 class Replica:
     """Control of the replica over its own superuser connection (not the app's)."""
 
@@ -121,9 +103,16 @@ class Replica:
         )[0]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def _replay_control_lock():
-    """Only one test session at a time pauses the shared replica's replay."""
+    """One test at a time controls the shared replica's replay.
+
+    One replica serves every test database of the server, and pausing its replay (the lag
+    tests) pauses it for all: a test that uses the replica holds this lock, across
+    pytest-xdist's workers and any other test session on the machine. Held per test, not
+    per session: a session-long lock made a second worker wait for the first worker's
+    whole session to end.
+    """
     with open(f"/tmp/memory-portal-replica-{os.environ.get('REPLICA_CLUSTER', 'mp_replica')}.replay.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
