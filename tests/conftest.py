@@ -22,6 +22,13 @@ from reviews.services.tenants import api_key_create, staff_create, tenant_create
 PASSWORD = "correct-horse-battery-staple"
 
 
+def pytest_collection_modifyitems(config, items):
+    # Tests marked slow (the page fuzzer alone takes one to two minutes) are handed out
+    # first: pytest-xdist gives out tests in order, and one that starts last keeps the run
+    # going on one worker while the other has nothing left to do.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def sign_in(client, username: str, password: str = PASSWORD) -> bool:
     """Sign a staff member in through ``authenticate()``, as the sign-in form does.
 

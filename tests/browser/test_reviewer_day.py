@@ -144,6 +144,7 @@ def test_ctrl_enter_saves_an_edit_and_enter_sends_a_reason(page, login, review_q
 READS_WIDTH_ON_LOAD = ("/review/",)
 
 
+@pytest.mark.slow
 def test_staff_pages_fit_and_pass_axe_at_each_width(browser, live_server, screenshot, tenant, review_queue, reviewer,
                                                     auditor):
     approve_as(reviewer, review_queue.new_entity)
