@@ -14,6 +14,7 @@ from django.utils import translation
 from rest_framework.test import APIClient
 
 from reviews.actors import Actor
+from reviews.api.base import ApiKeyRateThrottle
 from reviews.models import Role, Scope, Source
 from reviews.domain import CandidateInput
 from reviews.services.candidates import candidates_submit
@@ -37,6 +38,22 @@ def sign_in(client, username: str, password: str = PASSWORD) -> bool:
     documented way for tests is to supply it. The request is what the sign-in form's post
     from the test client would be, so the throttle runs for real here too."""
     return client.login(request=RequestFactory().post("/login/"), username=username, password=password)
+
+
+@pytest.fixture
+def api_rate(monkeypatch):
+    """``api_rate("2/min")`` sets MEMORY_API_RATE's rate for the test, on a clock that
+    stands still 50 s into a minute until the test moves it (the dict it returns, "now").
+    The windows are fixed minutes: a real clock crossing into the next one between a test's
+    calls starts a new count, and the call that should be refused is served."""
+    clock = {"now": 1_800_000_000.0 + 50}  # a whole number of minutes, plus 50 s
+    monkeypatch.setattr(ApiKeyRateThrottle, "timer", lambda self: clock["now"])
+
+    def set_rate(rate: str) -> dict:
+        monkeypatch.setattr(ApiKeyRateThrottle, "THROTTLE_RATES", {"api_key": rate})
+        return clock
+
+    return set_rate
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ import json
 import pytest
 from django.core.cache import cache
 
-from reviews.api.base import ApiKeyRateThrottle
 from reviews.models import ApiKey, AuditEvent, Candidate, Fact, Scope, Source, Subject
 from reviews.services.tenants import api_key_revoke
 from tests.conftest import API_ACTOR, candidate
@@ -161,9 +160,9 @@ def test_wrong_method_is_405(ingest_client):
     assert_error(ingest_client.get(URL), 405, "method_not_allowed")
 
 
-def test_rate_limit_answers_429(ingest_client, monkeypatch):
+def test_rate_limit_answers_429(ingest_client, api_rate):
     cache.clear()
-    monkeypatch.setattr(ApiKeyRateThrottle, "THROTTLE_RATES", {"api_key": "2/min"})
+    api_rate("2/min")
     for _ in range(2):
         assert ingest_client.post_json(URL, body()).status_code == 201
     error = assert_error(ingest_client.post_json(URL, body()), 429, "rate_limited")

@@ -2,7 +2,6 @@
 import pytest
 from django.core.cache import cache
 
-from reviews.api.base import ApiKeyRateThrottle
 from reviews.models import Scope
 
 pytestmark = pytest.mark.django_db
@@ -11,11 +10,9 @@ RECALL = "/api/v1/recall"
 
 
 @pytest.fixture
-def three_a_minute(monkeypatch):
+def three_a_minute(api_rate):
     """Three calls a minute, on a clock the test moves; starts 50 s into a minute."""
-    clock = {"now": 1_800_000_000.0 + 50}  # a whole number of minutes, plus 50 s
-    monkeypatch.setattr(ApiKeyRateThrottle, "THROTTLE_RATES", {"api_key": "3/min"})
-    monkeypatch.setattr(ApiKeyRateThrottle, "timer", lambda self: clock["now"])
+    clock = api_rate("3/min")
     cache.clear()
     yield clock
     cache.clear()

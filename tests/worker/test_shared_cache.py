@@ -3,17 +3,16 @@ import pytest
 import redis
 
 from memory_portal.settings import shared_cache
-from reviews.api.base import ApiKeyRateThrottle
 from reviews.models import Scope
 from tests.worker.brokers import unused_port
 
 pytestmark = pytest.mark.django_db
 
 
-def test_a_keys_calls_are_counted_in_the_shared_cache(redis_server, settings, tenant, make_client, monkeypatch):
+def test_a_keys_calls_are_counted_in_the_shared_cache(redis_server, settings, tenant, make_client, api_rate):
     url, port = redis_server()
     settings.CACHES = shared_cache(url)
-    monkeypatch.setattr(ApiKeyRateThrottle, "THROTTLE_RATES", {"api_key": "2/min"})
+    api_rate("2/min")
     client = make_client(tenant, [Scope.RECALL])
 
     for _ in range(2):
