@@ -165,3 +165,10 @@ def test_a_facts_versions_name_who_made_them_as_the_audit_log_does(client, audit
     assert f'<td title="reviewer:{auditor.pk}">{auditor.username}</td>' in versions  # staff by username
     assert f'<td title="reviewer:r1">{unknown_staff}</td>' in versions  # an id no user has, by its kind
     assert ">reviewer:" not in versions  # the stored actor is the title, never the text
+
+
+@pytest.mark.parametrize("language,label", [("en", "Name"), ("zh-hans", "名字")])
+def test_a_facts_page_names_its_field_by_the_label_the_other_pages_show(client, auditor, traced, language, label):
+    body = page(client, auditor, f"/audit/facts/{traced['fact'].pk}/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    heading = body[body.index("<h1>"):body.index("</h1>")]
+    assert f'<span class="field" title="name">{label}</span>' in heading
