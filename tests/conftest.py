@@ -26,8 +26,17 @@ PASSWORD = "correct-horse-battery-staple"
 def pytest_collection_modifyitems(config, items):
     # Tests marked slow (the page fuzzer alone takes one to two minutes) are handed out
     # first: pytest-xdist gives out tests in order, and one that starts last keeps the run
-    # going on one worker while the other has nothing left to do.
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    # going on one worker while the other has nothing left to do. Transactional ones stay
+    # where pytest-django put them, after the other database tests, as Django orders them:
+    # the flush after each empties what migrations stored.
+    items.sort(key=lambda item: not (item.get_closest_marker("slow") and not transactional(item)))
+
+
+def transactional(item) -> bool:
+    marker = item.get_closest_marker("django_db")
+    return bool(marker and (marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences"))) or bool(
+        {"transactional_db", "live_server"} & set(getattr(item, "fixturenames", ()))
+    )
 
 
 def sign_in(client, username: str, password: str = PASSWORD) -> bool:

@@ -41,8 +41,8 @@ def test_no_file_holds_an_unresolved_merge():
 
 def test_browser_tests_read_the_page_through_waiting_assertions():
     # Locator.is_visible() answers at once: right after a click that loads a page it reads
-    # the old page or nothing, and the test fails only when the machine is busy (twice in
-    # CI). Playwright's expect(...).to_be_visible() waits for the page to get there.
+    # the old page or nothing, and the test fails only when the machine is busy.
+    # Playwright's expect(...).to_be_visible() waits for the page to get there.
     instant = re.compile(r"assert .*\.is_(visible|hidden|checked|enabled|disabled|editable)\(\)")
     offenders = [
         f"{path.relative_to(ROOT)}:{number}"
