@@ -32,6 +32,12 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: not (item.get_closest_marker("slow") and not transactional(item)))
 
 
+def uses_database(item) -> bool:
+    return bool(item.get_closest_marker("django_db")) or bool(
+        {"db", "transactional_db", "live_server"} & set(getattr(item, "fixturenames", ()))
+    )
+
+
 def transactional(item) -> bool:
     marker = item.get_closest_marker("django_db")
     return bool(marker and (marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences"))) or bool(
@@ -175,7 +181,7 @@ def candidate(field="name", value="Alice", confidence=0.9, entity_type="user", e
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _test_database_left_free(django_db_setup, django_db_blocker):
+def _test_database_left_free(request, django_db_setup, django_db_blocker):
     """Nothing may hold a connection to the test database when it is dropped, or it is
     left behind ("being accessed by other users"):
 
@@ -191,7 +197,9 @@ def _test_database_left_free(django_db_setup, django_db_blocker):
     from reviews.publication import close_store
 
     close_store()
-    if connection.vendor == "postgresql":
+    # Only when a test used the database: otherwise pytest-django set none up, and the
+    # connection names the application's database, which need not exist.
+    if connection.vendor == "postgresql" and any(uses_database(item) for item in request.session.items):
         with django_db_blocker.unblock(), connection.cursor() as cursor:
             cursor.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
