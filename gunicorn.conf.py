@@ -1,6 +1,7 @@
 """gunicorn settings, read automatically from the working directory (`gunicorn memory_portal.wsgi`).
 
-The app is loaded once in the master and forked: workers share its memory. Before each
+The app is loaded once in the master and forked: workers share its memory, the sentence
+encoder's weights included (when_ready). Before each
 fork the collector is set up for serving (memory_portal/collector.py): what was loaded
 at start-up is frozen out of its reach, full collections are rare (the tail of the
 queue's latency in bench/review_queue.py without it) and each young collection short
@@ -66,6 +67,15 @@ def child_exit(server, worker):
     """A worker's live-only series end with it; its counters stay in the sum."""
     if prometheus_multiproc_dir:
         multiprocess.mark_process_dead(worker.pid, prometheus_multiproc_dir)
+
+
+def when_ready(server):
+    """The app is loaded (preload_app) and no worker forked yet: load the sentence encoder
+    here too, once, so the workers share its weights (copy-on-write) and no worker's first
+    question with `q` waits for them (reviews/embeddings/embedders.py, ``prepare``)."""
+    from reviews.embeddings.embedders import configured_embedder
+
+    configured_embedder().prepare()
 
 
 def pre_fork(server, worker):

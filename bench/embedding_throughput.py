@@ -3,8 +3,8 @@
     DJANGO_SETTINGS_MODULE=memory_portal.settings .venv/bin/python bench/embedding_throughput.py [--facts 2000]
 
 One process, as one Celery worker process runs the embedding task: the resident memory
-before the model is loaded and after (what each worker process pays; gunicorn workers pay
-it only once they serve a `q`, the model being loaded lazily), then facts embedded per
+before the model is loaded and after (what each worker process pays; gunicorn's master
+loads it once before forking, bench/encoder_preload.py), then facts embedded per
 second in the task's batches (reviews/embeddings/sync.py EMBED_BATCH), on fact texts drawn
 from the recall set, and query embeddings per second one at a time (a recall's first sight
 of a question; repeats come from the cache).

@@ -101,6 +101,10 @@ class Embedder:
                 self._queries.popitem(last=False)
         return question
 
+    def prepare(self) -> None:
+        """Load what the first question needs ahead of it, where that is local work (the
+        local encoder); an embedder behind a server is left to its first call."""
+
     def forget_questions(self) -> None:
         """Empty the question cache (a bench trying another bar on the same model)."""
         with self._lock:
@@ -219,6 +223,13 @@ class UniversalSentenceEncoder(Embedder):
         super().__init__()
         self._model = None
         self._load_lock = threading.Lock()
+
+    def prepare(self) -> None:
+        """Do now what the process's first question would wait for: load the weights, run
+        them once, embed the relevance bar's reference sentences (about a second on a quiet
+        machine). gunicorn's master calls it before it forks the workers (gunicorn.conf.py),
+        so they share the weights' memory and none makes an agent wait for them."""
+        self.relevance_bar(self.embed_documents(["warm-up"])[0])
 
     def _encode(self, texts: list[str], *, is_query: bool) -> np.ndarray:
         with self._load_lock:
