@@ -1,11 +1,11 @@
 """gunicorn settings, read automatically from the working directory (`gunicorn memory_portal.wsgi`).
 
 The app is loaded once in the master and forked: workers share its memory, the sentence
-encoder's weights included (when_ready). Before each
-fork the collector is set up for serving (memory_portal/collector.py): what was loaded
-at start-up is frozen out of its reach, full collections are rare (the tail of the
-queue's latency in bench/review_queue.py without it) and each young collection short
-(the tail of recall's in bench/recall.py when the young generation was large).
+encoder's weights included (when_ready). Before each fork the collector is set up for
+serving (memory_portal/collector.py): what was loaded at start-up is frozen out of its
+reach, full collections are rare (the tail of the queue's latency in
+bench/review_queue.py without it) and each young collection short (the tail of recall's
+in bench/recall.py when the young generation was large).
 
 The access log never shows recall's question or a credential in an address
 (reviews/logs.py): the request line (path segments and query), the query string and the
