@@ -2,6 +2,7 @@
 import io
 import json
 import re
+from datetime import datetime, timezone as dt_timezone
 
 import pytest
 from django.db import connection
@@ -13,6 +14,7 @@ from reviews.labels import moment
 from reviews.models import AuditEvent, AuditExport, ExportStatus, Role
 from reviews.services.erasure import subject_erase
 from reviews.services.tenants import staff_create
+from reviews.views.auditor import ExportForm
 from tests.conftest import PASSWORD, sign_in
 from tests.core.test_audit_chain import tamper
 from tests.erasure.memory import NAME, USER
@@ -283,3 +285,17 @@ def test_who_asked_for_an_export_is_named_as_the_audit_log_names_actors(as_user,
     assert f'<td title="api_key:ingest">{key_label}</td>' in listing
     assert f'<span title="{by_staff.requested_by}">{auditor.username}</span>' in detail
     assert f">{by_staff.requested_by}<" not in listing + detail  # the code is the title, never the text
+
+
+@pytest.mark.parametrize(
+    "language,hint", [("en", "Times are in Asia/Shanghai."), ("zh-hans", "时间均为 Asia/Shanghai 时间。")]
+)
+def test_the_forms_name_the_time_zone_their_times_are_read_in(as_user, auditor, memory, settings, language, hint):
+    settings.TIME_ZONE = "Asia/Shanghai"  # a deployment's TIME_ZONE: the forms read their times in it
+    client = as_user(auditor)
+    for url in ("/audit/", "/audit/log/"):
+        assert hint in client.get(url, HTTP_ACCEPT_LANGUAGE=language).content.decode(), url
+
+    form = ExportForm(data={"since": "2026-12-07T08:00:00"})
+    assert form.is_valid(), form.errors
+    assert form.cleaned_data["since"] == datetime(2026, 12, 7, 0, 0, tzinfo=dt_timezone.utc)
