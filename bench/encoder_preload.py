@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import free_port  # noqa: E402
+from bench.common import free_port, serving_when_healthy, stop  # noqa: E402
 from bench.recall import SERVER, add_seed_arguments, prepare, server_env  # noqa: E402
 
 LAZY_CONFIG = """exec(open({path!r}).read())
@@ -61,15 +61,7 @@ def serve_and_measure(config: str, *, database_url: str, key: str, workers: int,
     )
     try:
         started = time.perf_counter()
-        deadline = started + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=30).read()
-                break
-            except OSError:
-                if server.poll() is not None or time.perf_counter() > deadline:
-                    raise SystemExit("gunicorn did not start")
-                time.sleep(0.1)
+        serving_when_healthy(server, port, where=config)
         ready_s = time.perf_counter() - started
         latencies = []
         for number in range(1, questions + 1):
@@ -91,8 +83,7 @@ def serve_and_measure(config: str, *, database_url: str, key: str, workers: int,
             "median": statistics.median(latencies),
         }
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        stop(server)
 
 
 def main() -> None:

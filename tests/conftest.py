@@ -29,20 +29,22 @@ def pytest_collection_modifyitems(config, items):
     # going on one worker while the other has nothing left to do. Transactional ones stay
     # where pytest-django put them, after the other database tests, as Django orders them:
     # the flush after each empties what migrations stored.
-    items.sort(key=lambda item: not (item.get_closest_marker("slow") and not transactional(item)))
+    def handed_out_first(item) -> bool:
+        return item.get_closest_marker("slow") is not None and database_use(item) != "transactional"
+
+    items.sort(key=lambda item: not handed_out_first(item))
 
 
-def uses_database(item) -> bool:
-    return bool(item.get_closest_marker("django_db")) or bool(
-        {"db", "transactional_db", "live_server"} & set(getattr(item, "fixturenames", ()))
-    )
-
-
-def transactional(item) -> bool:
+def database_use(item) -> str:
+    """How a test uses the database, read as pytest-django reads it: "transactional",
+    "plain" or "" (not at all)."""
     marker = item.get_closest_marker("django_db")
-    return bool(marker and (marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences"))) or bool(
-        {"transactional_db", "live_server"} & set(getattr(item, "fixturenames", ()))
-    )
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if (marker and (marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences"))) or (
+        {"transactional_db", "live_server"} & fixtures
+    ):
+        return "transactional"
+    return "plain" if marker or "db" in fixtures else ""
 
 
 def sign_in(client, username: str, password: str = PASSWORD) -> bool:
@@ -199,7 +201,7 @@ def _test_database_left_free(request, django_db_setup, django_db_blocker):
     close_store()
     # Only when a test used the database: otherwise pytest-django set none up, and the
     # connection names the application's database, which need not exist.
-    if connection.vendor == "postgresql" and any(uses_database(item) for item in request.session.items):
+    if connection.vendor == "postgresql" and any(database_use(item) for item in request.session.items):
         with django_db_blocker.unblock(), connection.cursor() as cursor:
             cursor.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
