@@ -29,7 +29,7 @@ from .embeddings import FactEmbedding
 from .exports import AuditExport, ExportFormat, ExportStatus
 from .memory import Candidate, DecisionUndo, Entity, EntityAlias, Fact, FactVersion, Message, RecallRecord, SuppressedValue
 from .portal import FactDeletion, PortalLink
-from .quality import ExtractionDryRun
+from .quality import DryRunGroup, ExtractionDryRun
 from .saved_views import SavedView
 from .tenancy import ApiKey, FieldDefinition, Membership, Subject, Tenant
 from .webhooks import (
@@ -93,6 +93,7 @@ __all__ = [
     "Tenant",
     "AttemptOutcome",
     "DeliveryStatus",
+    "DryRunGroup",
     "WebhookAttempt",
     "WebhookDelivery",
     "WebhookEndpoint",

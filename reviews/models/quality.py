@@ -1,8 +1,33 @@
 """Extraction dry runs (SPEC §4): what another extractor or prompt version would propose,
 kept as a report a tenant admin can open."""
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
+from .choices import ExtractorName
 from .tenancy import Tenant
+
+
+class DryRunGroup(models.TextChoices):
+    """What a dry run sorts the proposals into (reviews/services/dry_run.py says how): the
+    keys of a report's ``figures`` and ``examples``, in the order pages show them."""
+
+    RE_PROPOSED = "re_proposed", _("Re-proposed")
+    MISSED = "missed", _("Missed")
+    NEW = "new", _("New")
+    REFUSED = "refused", _("Refused before")
+
+    @property
+    def description(self) -> str:
+        return DRY_RUN_GROUP_DESCRIPTIONS[self]
+
+
+# What each group's figure counts, in a sentence (a report's headline figures).
+DRY_RUN_GROUP_DESCRIPTIONS = {
+    DryRunGroup.RE_PROPOSED: _("Would re-propose approved values"),
+    DryRunGroup.MISSED: _("Would miss approved values"),
+    DryRunGroup.NEW: _("Would propose new values"),
+    DryRunGroup.REFUSED: _("Of them rejected or deleted before"),
+}
 
 
 class ExtractionDryRun(models.Model):
@@ -25,6 +50,16 @@ class ExtractionDryRun(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-pk"]
+
+    @property
+    def extractor_label(self) -> str:
+        """The extractor as people read it; a name no longer offered stays as stored."""
+        return ExtractorName(self.extractor).label if self.extractor in ExtractorName.values else self.extractor
+
+    def groups(self) -> list[tuple[DryRunGroup, int, list[dict]]]:
+        """Each group with its figure and examples, in DryRunGroup's order (the JSON keeps
+        them by the groups' values)."""
+        return [(group, self.figures.get(group, 0), self.examples.get(group, [])) for group in DryRunGroup]
         indexes = [models.Index(fields=["tenant", "-created_at"], name="dry_run_tenant_recent")]
 
     def __str__(self) -> str:

@@ -11,6 +11,7 @@ from datetime import datetime
 
 from datetime import timedelta
 
+from django.db import models
 from django.db.models import Count, Max, Min, OuterRef, Q, Subquery
 from django.utils import timezone
 from django.utils.text import get_text_list
@@ -31,6 +32,7 @@ from ..models import (
     Category,
     DeletionStatus,
     Entity,
+    EntityType,
     Fact,
     FactDeletion,
     FactStatus,
@@ -87,18 +89,29 @@ def entity_label(entity: Entity | None, entity_type: str = "", entity_id: str = 
     """"You" for the subject's own entity, else "Project: Flask migration"."""
     entity_type = entity.entity_type if entity else entity_type
     kind = TenantLabels.entity_type(entity_type)
-    if entity_type == "user":
+    if entity_type == EntityType.USER:
         return kind
     name = (entity.display_name or entity.entity_id) if entity else entity_id
     return f"{kind}: {name}"
 
 
-def decided_by(actor: str, user_id: str) -> str:
+class DecidedBy(models.TextChoices):
+    """Who made a decision, as the subject reads it (the portal's pages word each)."""
+
+    YOU = "you"
+    TEAM = "team"
+    AUTOMATIC = "automatic"
+    SYSTEM = "system"
+
+
+def decided_by(actor: str, user_id: str) -> DecidedBy:
     """Who made a decision, as the subject should read it: you, our team, automatic."""
     who = Actor.parse(actor)
     if who == Actor.subject(user_id):
-        return "you"
-    return {ActorKind.REVIEWER: "team", ActorKind.POLICY: "automatic"}.get(who.kind if who else None, "system")
+        return DecidedBy.YOU
+    return {ActorKind.REVIEWER: DecidedBy.TEAM, ActorKind.POLICY: DecidedBy.AUTOMATIC}.get(
+        who.kind if who else None, DecidedBy.SYSTEM
+    )
 
 
 @dataclass
@@ -106,7 +119,7 @@ class HistoryEntry:
     version: int
     value: str
     source: str
-    by: str
+    by: DecidedBy
     at: datetime
 
 
@@ -116,8 +129,8 @@ class MemoryItem:
     entity_label: str
     field_label: str
     said_on: datetime | None  # when the current value was said (chat) or set (anything else)
-    set_by: str  # who set the current value: you | team | automatic | system
-    confirmed_by: str  # you | team | automatic | system
+    set_by: DecidedBy  # who set the current value
+    confirmed_by: DecidedBy
     history: list[HistoryEntry] = dataclass_field(default_factory=list)
     value_label: str = ""  # a relation's target as words ("Project: Flask migration"); else the value
 
@@ -132,7 +145,7 @@ class MemoryItem:
     @property
     def corrected(self) -> bool:
         """The subject replaced an earlier value (not wrote the first one)."""
-        return self.set_by == "you" and self.fact.version > 1
+        return self.set_by == DecidedBy.YOU and self.fact.version > 1
 
     @property
     def is_thread(self) -> bool:
@@ -284,10 +297,10 @@ def subject_fact_editor(subject: Subject, item: MemoryItem) -> FactEditor:
     fact = item.fact
     targets, types = [], []
     if item.is_relation:
-        entities = Entity.objects.filter(subject=subject).exclude(pk=fact.entity_id).exclude(entity_type="user")
+        entities = Entity.objects.filter(subject=subject).exclude(pk=fact.entity_id).exclude(entity_type=EntityType.USER)
         targets = sorted(((e.ref, entity_label(e)) for e in entities), key=lambda pair: pair[1])
         types = [(t, TenantLabels.entity_type(t)) for t in sorted(TenantSchema.load(subject.tenant).entity_types)
-                 if t != "user"]
+                 if t != EntityType.USER]
     siblings = []
     if item.is_many:
         others = list(
@@ -600,7 +613,7 @@ def subject_deletions(subject: Subject) -> Deletions:
     for row in rows:
         fact = row.fact
         label = labels.field(fact.entity.entity_type, fact.field)
-        if fact.entity.entity_type != "user":
+        if fact.entity.entity_type != EntityType.USER:
             label = f"{entity_label(fact.entity)} · {label}"
         if row.status == DeletionStatus.SCHEDULED:
             scheduled.append(DeletionItem(row, str(label), fact.value))

@@ -32,6 +32,7 @@ from ..models import (
     AuditAction,
     Candidate,
     CandidateStatus,
+    DryRunGroup,
     Entity,
     ExtractionDryRun,
     Fact,
@@ -51,7 +52,6 @@ MAX_DAYS = 365
 MAX_MESSAGES = 5000
 DEFAULT_MESSAGES = 500
 APPROVED = (CandidateStatus.APPROVED, CandidateStatus.AUTO_APPROVED, CandidateStatus.MERGED)
-GROUPS = ("re_proposed", "missed", "new", "refused")
 
 # (subject pk, entity_type, entity id, field, value digest): a value in one subject's memory.
 Key = tuple[int, str, str, str, str]
@@ -142,18 +142,18 @@ def _compare(tenant: Tenant, messages: list[Message], tally: _Tally) -> tuple[di
     refused = set(
         SuppressedValue.objects.filter(subject_id__in=subjects).values_list("entity_id", "field", "value_digest")
     )
-    groups: dict[str, list[dict]] = {group: [] for group in GROUPS}
+    groups: dict[DryRunGroup, list[dict]] = {group: [] for group in DryRunGroup}
     for key, example in tally.keys.items():
         # Stored digests may predate the current key (MEMORY_DIGEST_OLD_KEYS): match under each.
         digests = value_digests(example["value"])
         if key in approved or any((*key[:4], digest) in active for digest in digests):
-            groups["re_proposed"].append(example)
+            groups[DryRunGroup.RE_PROPOSED].append(example)
             continue
-        groups["new"].append(example)
+        groups[DryRunGroup.NEW].append(example)
         entity_pk = entity_ids.get(key[:3])
         if entity_pk is not None and any((entity_pk, key[3], digest) in refused for digest in digests):
-            groups["refused"].append(example)
-    groups["missed"] = [example for key, example in approved.items() if key not in tally.keys]
+            groups[DryRunGroup.REFUSED].append(example)
+    groups[DryRunGroup.MISSED] = [example for key, example in approved.items() if key not in tally.keys]
     figures = {
         "messages": tally.messages,
         "failures": tally.failures,

@@ -18,10 +18,10 @@ from django.views.decorators.http import require_GET, require_http_methods
 from ..actors import Actor
 from ..errors import InvalidInput
 from ..extraction import get_extractor_named, prompt_versions
-from ..models import ExtractionDryRun, ExtractorName
+from ..models import DryRunGroup, ExtractionDryRun, ExtractorName
 from ..permissions import can_administer
 from ..selectors.queue import actor_names
-from ..services.dry_run import DEFAULT_MESSAGES, GROUPS, MAX_DAYS, MAX_MESSAGES, extraction_dry_run
+from ..services.dry_run import DEFAULT_MESSAGES, MAX_DAYS, MAX_MESSAGES, extraction_dry_run
 from .reviewer import staff_view
 
 REPORTS_SHOWN = 20
@@ -73,7 +73,7 @@ def dry_run_list(request):
         else:
             return redirect("reviews:dry-run", pk=report.pk)
     reports = ExtractionDryRun.objects.filter(tenant=request.tenant)[:REPORTS_SHOWN]
-    return render(request, "reviews/dry_runs.html", {"form": form, "reports": reports, "groups": GROUPS},
+    return render(request, "reviews/dry_runs.html", {"form": form, "reports": reports, "groups": DryRunGroup},
                   status=400 if form.errors else 200)
 
 
@@ -84,5 +84,4 @@ def dry_run_detail(request, pk: int):
     if report is None:
         raise Http404
     requested_by_name = actor_names([report.requested_by])[report.requested_by]
-    return render(request, "reviews/dry_run.html",
-                  {"report": report, "groups": GROUPS, "requested_by_name": requested_by_name})
+    return render(request, "reviews/dry_run.html", {"report": report, "requested_by_name": requested_by_name})

@@ -108,3 +108,31 @@ def test_a_reports_time_and_who_ran_it_read_as_on_every_staff_page(stored, admin
     assert tenant_admin.username in pages[by_admin.pk].split('<p class="muted">')[1].split("</p>")[0]
     ran = pages[by_system.pk].split('<p class="muted">')[1].split("</p>")[0]
     assert system in ran and "system" not in ran.replace(system, "")
+
+
+@pytest.mark.parametrize("language,extractor,column,headline", [
+    ("en", "Rules (offline)", "Re-proposed", "Would re-propose approved values"),
+    ("zh-hans", "规则（离线）", "再次提出", "会再次提出已批准的值"),
+])
+def test_groups_and_the_extractor_read_in_the_admins_language(stored, admin_client, tenant, language, extractor,
+                                                              column, headline):
+    report = ExtractionDryRun.objects.create(
+        tenant=tenant, requested_by="system", extractor="rules", prompt_version="rules-1", days=30,
+        figures={"messages": 4, "re_proposed": 3, "missed": 2, "new": 1, "refused": 0},
+        examples={"missed": [{"user_id": "u1", "message_id": "m-9", "entity": "user", "field": "name",
+                              "value": "Alice"}]},
+    )
+    admin_client.cookies["django_language"] = language
+
+    listing = admin_client.get(LIST, HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    page = admin_client.get(f"/review/dry-runs/{report.pk}/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+
+    row = listing.split(f'href="/review/dry-runs/{report.pk}/"')[1].split("</tr>")[0]
+    assert f'<td title="rules">{extractor}</td>' in row
+    # The figures in the groups' order, under the groups' column headings.
+    assert [cell.split("<")[0] for cell in row.split('<td class="num">')[1:]] == ["4", "3", "2", "1", "0"]
+    assert f'<th class="num">{column}</th>' in listing
+    assert extractor in page.split("<h1>")[1].split("</h1>")[0]
+    assert f'<span class="muted">{headline}</span><b data-figure="re_proposed">3</b>' in page
+    # Only a group with examples has its section.
+    assert 'data-examples="missed"' in page and 'data-examples="new"' not in page

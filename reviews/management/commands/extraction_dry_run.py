@@ -6,8 +6,8 @@ from django.core.management.base import BaseCommand, CommandError
 from reviews.actors import SYSTEM
 from reviews.errors import InvalidInput
 from reviews.extraction import get_extractor, get_extractor_named
-from reviews.models import Tenant
-from reviews.services.dry_run import GROUPS, extraction_dry_run
+from reviews.models import DryRunGroup, Tenant
+from reviews.services.dry_run import extraction_dry_run
 
 
 class Command(BaseCommand):
@@ -38,14 +38,14 @@ class Command(BaseCommand):
         write(f"dry run #{report.pk}: {report.extractor} {report.prompt_version}, {figures['messages']} message(s)"
               f" of the last {days} day(s), {figures['failures']} failed, {figures['proposed']} proposal(s)")
         labels = {
-            "re_proposed": "would re-propose approved values",
-            "missed": "would miss approved values",
-            "new": "would propose new values",
-            "refused": "  of them refused or deleted before",
+            DryRunGroup.RE_PROPOSED: "would re-propose approved values",
+            DryRunGroup.MISSED: "would miss approved values",
+            DryRunGroup.NEW: "would propose new values",
+            DryRunGroup.REFUSED: "  of them refused or deleted before",
         }
-        for group in GROUPS:
+        for group in DryRunGroup:
             write(f"{labels[group]:<36} {figures[group]:>6}")
-        for group in GROUPS:
+        for group in DryRunGroup:
             for example in report.examples.get(group, []):
                 write(f"  [{group}] {example['user_id']} {example['message_id']}: {example['entity']}"
                       f" {example['field']} = {example['value']}")
