@@ -14,7 +14,7 @@ FILES=(
   templates/auditor templates/recall reviews/views/auditor.py reviews/views/recall.py
   reviews/views/reviewer.py reviews/views/stats.py reviews/views/dry_runs.py reviews/templatetags/reviewer_tags.py
   templates/tenant_admin reviews/views/tenant_admin.py reviews/templatetags/tenant_admin_tags.py
-  reviews/models/choices.py reviews/models/webhooks.py reviews/audit.py reviews/exports.py reviews/services/audit_export.py memory_portal/settings.py
+  reviews/models/choices.py reviews/models/exports.py reviews/models/quality.py reviews/models/tenancy.py reviews/models/webhooks.py reviews/audit.py reviews/exports.py reviews/services/audit_export.py memory_portal/settings.py
   reviews/web/forms.py reviews/policy/identifiers.py reviews/views/my_decisions.py reviews/views/saved_views.py
 )
 CATALOG=locale/zh_Hans/LC_MESSAGES/django.po

@@ -105,6 +105,14 @@ class TestWaiting:
         assert checking.index("MySQL") < checking.index("PostgreSQL")
         assert f'id="item-{alice.conflict.pk}"' not in html and f"/me/waiting/{alice.conflict.pk}/" not in html
 
+    def test_a_conflict_reads_in_chinese(self, alice, alice_client):
+        alice_client.cookies["django_language"] = "zh-hans"
+        html = alice_client.get("/me/waiting/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+
+        checking = re.sub(r"\s+", " ", html[html.index('id="conflicts-heading"') :].split("</section>")[0])
+        assert "我们的团队正在核对" in checking and "申请重新审核" in checking and "打开我们记住的内容" in checking
+        assert "Our team" not in checking and "Open what" not in checking
+
     @pytest.mark.parametrize("keep,expected_days", [("retention", 90), ("forever", None)])
     def test_confirming_a_sensitive_item_with_a_retention_choice(self, tenant, alice, alice_client, keep, expected_days):
         response = alice_client.post(
