@@ -55,5 +55,10 @@ class AuditExport(models.Model):
         return min(100, int(self.rows_done * 100 / self.rows_total))
 
     @property
+    def filters_given(self) -> dict:
+        """The filters the export was asked for (the stored form keeps empty ones too)."""
+        return {name: value for name, value in (self.filters or {}).items() if value}
+
+    @property
     def is_active(self) -> bool:
         return self.status in (ExportStatus.QUEUED, ExportStatus.RUNNING)

@@ -85,3 +85,34 @@ def test_the_log_names_actions_and_filters_by_their_code(browser, live_server, s
         assert page.locator("[data-event]").count() == 1
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("width, height", [(1366, 900), (390, 844)])
+@pytest.mark.parametrize("locale, queued, ready, download", [
+    ("en-US", "queued", "ready", "Download the file"),
+    ("zh-CN", "排队中", "已完成", "下载文件"),
+])
+def test_an_exports_state_reads_in_the_auditors_language(browser, live_server, screenshot, tenant, auditor, publish,
+                                                         width, height, locale, queued, ready, download):
+    publish(tenant, "user-42", field="name", value="Alice")
+    job = AuditExport.objects.create(tenant=tenant, requested_by=f"reviewer:{auditor.pk}", rows_total=10, rows_done=3,
+                                     status=ExportStatus.QUEUED)
+    language = "zh" if locale.startswith("zh") else "en"
+    context, page = signed_in_context(browser, live_server, "audrey", locale=locale,
+                                      viewport={"width": width, "height": height})
+    try:
+        page.goto(f"/audit/exports/{job.pk}/")
+        expect(page.locator("#export-progress .status-queued")).to_have_text(queued)
+        expect(page.locator("dl.meta dd").nth(2)).not_to_be_empty()  # no filter given: it says so
+        assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+        assert_no_axe_violations(page)
+        screenshot(page, f"audit-export-queued-{language}-{width}")
+        AuditExport.objects.filter(pk=job.pk).update(rows_done=0)
+        audit_export_run(export_id=job.pk)  # the page polls its way to the result
+        expect(page.locator("#export-progress .status-ready")).to_have_text(ready, timeout=5000)
+        expect(page.locator("#export-progress a.button")).to_have_text(download)
+        screenshot(page, f"audit-export-ready-{language}-{width}")
+        assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+        assert_no_axe_violations(page)
+    finally:
+        context.close()
