@@ -9,6 +9,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.shortcuts import resolve_url
+from django.test import Client
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls made by the test
 # itself (fixtures, assertions) are still plain synchronous code.
@@ -85,9 +89,31 @@ def screenshot():
     return take
 
 
+def sign_in(page, live_server, username: str) -> None:
+    """Sign ``username`` in and open the page the sign-in form leads to (the queue).
+
+    The browser is handed a session Django's test client made (``force_login``), as a
+    signed-in browser holds one: most tests are about what comes after signing in, and the
+    form's round trip and the wait for the network to fall quiet after it cost about a
+    second a test. The form itself is driven by ``login_through_form`` (test_reviewer.py's
+    sign-in test) and the sign-in tests of tests/review.
+    """
+    client = Client()
+    client.force_login(get_user_model().objects.get(username=username))
+    session = client.cookies[settings.SESSION_COOKIE_NAME].value
+    page.context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": live_server.url}])
+    page.goto(resolve_url(settings.LOGIN_REDIRECT_URL))
+
+
 @pytest.fixture
 def login(page, live_server):
-    """login(username) signs a staff user in through the real login form."""
+    """login(username) signs a staff user in (``sign_in``) and opens the queue."""
+    return lambda username: sign_in(page, live_server, username)
+
+
+@pytest.fixture
+def login_through_form(page, live_server):
+    """login_through_form(username) signs a staff user in through the real sign-in form."""
     from tests.conftest import PASSWORD
 
     def do(username: str, password: str = PASSWORD):

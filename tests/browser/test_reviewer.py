@@ -6,7 +6,8 @@ import pytest
 from playwright.sync_api import expect
 
 from reviews.models import AuditEvent, Candidate, Fact
-from tests.conftest import PASSWORD, candidate
+from tests.browser.conftest import sign_in
+from tests.conftest import candidate
 from tests.review.conftest import (
     TEMPLATE_VALUE,
     XSS_VALUE,
@@ -28,19 +29,16 @@ def article(page, item):
 
 
 def signed_in_context(browser, live_server, username, **options):
+    """A browser context of its own (locale, viewport) with ``username`` signed in (conftest's ``sign_in``)."""
     context = browser.new_context(base_url=live_server.url, locale=options.pop("locale", "en-US"), **options)
     page = context.new_page()
     page.set_default_timeout(10_000)
-    page.goto("/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("form:has(input[name=password]) button[type=submit]")
-    page.wait_for_load_state("networkidle")
+    sign_in(page, live_server, username)
     return context, page
 
 
-def test_sign_in_filter_and_approve_with_the_keyboard(page, login, screenshot, review_queue, reviewer):
-    login("rita")
+def test_sign_in_filter_and_approve_with_the_keyboard(page, login_through_form, screenshot, review_queue, reviewer):
+    login_through_form("rita")
     expect(page).to_have_url(re.compile(r"/review/$"))
     expect(page.locator("[data-item]")).to_have_count(3)
     screenshot(page, "review-queue")
