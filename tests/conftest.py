@@ -118,7 +118,7 @@ class KeyClient(APIClient):
 
     def __init__(self, raw_key: str, key, **kwargs):
         super().__init__(**kwargs)
-        self.key = key
+        self.key, self.raw_key = key, raw_key
         self.credentials(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
 
     def post_json(self, path, body, **extra):

@@ -95,7 +95,7 @@ class TestAuth:
 
     def test_keys_are_stored_hashed(self, tenant, make_client):
         client = make_client(tenant, [Scope.INGEST])
-        raw = client._credentials["HTTP_AUTHORIZATION"].split()[1]
+        raw = client.raw_key
         stored = ApiKey.objects.get(pk=client.key.pk)
         assert raw not in (stored.key_hash, stored.prefix, stored.name) and len(stored.key_hash) == 64
 

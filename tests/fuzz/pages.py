@@ -289,9 +289,8 @@ def refused(response) -> bool:
     showing a form with errors."""
     if 400 <= response.status_code < 500:
         return True
-    storage = getattr(response.wsgi_request, "_messages", None)
-    queued = getattr(storage, "_queued_messages", [])
-    if any(message.level >= message_levels.ERROR for message in queued):
+    # Django's documented way to read a response's messages in a test.
+    if any(message.level >= message_levels.ERROR for message in get_messages(response.wsgi_request)):
         return True
     contexts = response.context if isinstance(response.context, ContextList) else [response.context]
     for context in filter(None, contexts):
