@@ -7,6 +7,7 @@ from html.parser import HTMLParser
 from urllib.parse import parse_qsl, quote_plus, urlsplit
 
 from django.contrib.messages import constants as message_levels
+from django.contrib.messages import get_messages
 from django.forms import BaseForm
 from django.test.utils import ContextList
 from django.urls import Resolver404, resolve
