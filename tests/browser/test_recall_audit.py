@@ -1,4 +1,6 @@
 """An auditor follows a recall to the fact it returned and back, in a real browser."""
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -6,6 +8,8 @@ from reviews.actors import Actor
 from reviews.recall.query import RecallQuery
 from reviews.services.facts import fact_edit
 from reviews.recall.service import recall_perform
+from tests.browser.axe import assert_no_axe_violations
+from tests.browser.test_reviewer import signed_in_context
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -50,3 +54,31 @@ def test_on_a_phone_the_recall_pages_keep_to_the_screen(page, login, screenshot,
     label, field = page.locator("label[for=f-caller]").bounding_box(), page.locator("#f-caller").bounding_box()
     assert abs((label["y"] + label["height"] / 2) - (field["y"] + field["height"] / 2)) < 4
     screenshot(page, "recall-list-phone")
+
+
+@pytest.mark.parametrize("width, height", [(1366, 900), (390, 844)])
+@pytest.mark.parametrize("locale", ["en-US", "zh-CN"])
+def test_the_recall_pages_at_both_widths_and_languages(browser, live_server, screenshot, tenant, auditor, publish,
+                                                       width, height, locale):
+    """Long values (a user id and a question with no space to break at) stay inside the
+    page, axe finds nothing, and the pages read in the auditor's language."""
+    user_id = "customer-0042-" + "x" * 60
+    name = publish(tenant, user_id, field="name", value="Alice")
+    record, _ = recall_perform(
+        tenant=tenant, query=RecallQuery(user_id=user_id, q="whatdoyouremember" * 8 + " 你记得我的名字吗"),
+        actor=Actor("api_key", "agent1"), may_see_sensitive=False,
+    )
+    language = "zh" if locale.startswith("zh") else "en"
+    context, page = signed_in_context(browser, live_server, "audrey", locale=locale,
+                                      viewport={"width": width, "height": height})
+    try:
+        for url, shot in (("/audit/recalls/", "list"), (f"/audit/recalls/{record.pk}/", "detail"),
+                          (f"/audit/facts/{name.pk}/", "fact")):
+            page.goto(url)
+            screenshot(page, f"recall-{shot}-{language}-{width}")
+            assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth"), url
+            assert_no_axe_violations(page)
+            heading = page.locator("h1").first.inner_text()
+            assert (re.search(r"[\u3400-\u9fff]", heading) is not None) == (language == "zh"), (url, heading)
+    finally:
+        context.close()
