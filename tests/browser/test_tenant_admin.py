@@ -1,13 +1,18 @@
 """A tenant admin creates and revokes an API key and changes a threshold in the console,
 in a real browser; each change is shown before it is saved and is then in the audit log
 (the console's recent changes and GET /api/v1/audit/events)."""
+import re
+
 import pytest
 from playwright.sync_api import expect
 
+from reviews.actors import Actor
 from reviews.models import ApiKey, Scope, Tenant
 from reviews.services.tenants import api_key_create
+from reviews.webhooks.endpoints import webhook_create
 from tests.browser.axe import assert_no_axe_violations
 from tests.browser.conftest import ARTIFACTS
+from tests.browser.test_reviewer import signed_in_context
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -95,16 +100,29 @@ def test_a_refused_threshold_is_explained_in_place(page, login, tenant, tenant_a
 
 
 @pytest.mark.parametrize("width, height, name", [(390, 844, "phone"), (1366, 900, "desktop")])
-def test_the_console_at_phone_and_desktop_width(page, login, screenshot, tenant, tenant_admin, width, height, name):
-    api_key_create(tenant=tenant, scopes=[Scope.RECALL, Scope.INGEST], name="chat app")
-    page.set_viewport_size({"width": width, "height": height})
-    login("adam")
-    for section in ("keys", "schema", "staff"):
-        page.goto(f"/tenant/{section}/")
-        overflow = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
-        assert overflow <= 0, f"{section} overflows by {overflow}px at {width}px"
-        assert_no_axe_violations(page)
-        screenshot(page, f"tenant-admin-{section}-{name}")
+@pytest.mark.parametrize("locale", ["en-US", "zh-CN"])
+def test_the_console_at_phone_and_desktop_width(browser, live_server, screenshot, settings, tenant, tenant_admin,
+                                                width, height, name, locale):
+    """Every section of the console, with long values (a key's name, a receiver's address
+    with no space in it): nothing wider than the window, axe clean, and the headings in the
+    admin's language."""
+    settings.MEMORY_WEBHOOK_ALLOW_PRIVATE = True
+    api_key_create(tenant=tenant, scopes=[Scope.RECALL, Scope.INGEST], name="chat app for the customer service team, production")
+    webhook_create(tenant=tenant, url="http://127.0.0.1:9/hooks/memory-portal/" + "receiver-" * 12, events=["fact.published"],
+                   description="the CRM's memory receiver", actor=Actor.reviewer(tenant_admin))
+    language = "zh" if locale.startswith("zh") else "en"
+    context, page = signed_in_context(browser, live_server, "adam", locale=locale, viewport={"width": width, "height": height})
+    try:
+        for section in ("keys", "schema", "policy", "extractor", "webhooks", "staff"):
+            page.goto(f"/tenant/{section}/")
+            screenshot(page, f"tenant-admin-{section}-{language}-{name}")
+            overflow = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            assert overflow <= 0, f"{section} overflows by {overflow}px at {width}px"
+            assert_no_axe_violations(page)
+            heading = page.locator("h1").first.inner_text()
+            assert (re.search(r"[\u3400-\u9fff]", heading) is not None) == (language == "zh"), (section, heading)
+    finally:
+        context.close()
 
 
 def in_view(page, selector: str) -> dict:
