@@ -212,7 +212,7 @@ class ExtractorForm(forms.Form):
         super().__init__(*args, **kwargs)
         site = active_extractor_name()
         self.fields["extractor"].choices = [
-            ("", _("The site's default (%(name)s)") % {"name": site}), *ExtractorName.choices
+            ("", _("The site's default (%(name)s)") % {"name": ExtractorName(site).label}), *ExtractorName.choices
         ]
         self.fields["prompt_version"].choices = [("", _("The extractor's current version"))] + [
             (str(label), [(version, version) for version in prompt_versions(name)])
@@ -376,7 +376,7 @@ def _section_context(section: str, tenant: Tenant) -> dict:
     if section == "extractor":
         return {
             "extractor_form": ExtractorForm(initial=governance.extractor_snapshot(tenant)),
-            "site_extractor": active_extractor_name(),
+            "site_extractor": ExtractorName(active_extractor_name()).label,
             "tenant": tenant,
         }
     if section == "webhooks":

@@ -3,6 +3,7 @@ through the service and shows the audit event; only tenant admins of the tenant 
 from datetime import datetime, timezone as dt_timezone
 
 import pytest
+from django.utils.html import escape
 import time_machine
 from django.utils import translation
 
@@ -229,6 +230,22 @@ def test_the_extractor_is_chosen(admin, tenant):
     assert Tenant.objects.get(pk=tenant.pk).extractor == "rules"
     after = events(tenant, "tenant.extractor_changed")[0].payload.after
     assert after == {"extractor": "rules", "prompt_version": RULES_VERSION}
+
+
+@pytest.mark.parametrize("language, site_default, rules, chosen", [
+    ("en", "The site's default (Rules (offline))", "Rules (offline)", "LLM (OpenAI-compatible)"),
+    ("zh-hans", "站点默认（规则（离线））", "规则（离线）", "LLM（兼容 OpenAI）"),
+])
+def test_the_extractor_reads_by_its_name_not_its_code(admin, tenant, settings, language, site_default, rules, chosen):
+    settings.MEMORY_EXTRACTOR = "rules"
+    admin.cookies["django_language"] = language
+    page = admin.get("/tenant/extractor/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    assert f'<option value="" selected>{escape(site_default)}</option>' in page
+    assert f"<strong>{rules}</strong>" in page and "<strong>rules</strong>" not in page
+
+    Tenant.objects.filter(pk=tenant.pk).update(extractor="llm")
+    page = admin.get("/tenant/extractor/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    assert f"<strong>{chosen}</strong>" in page
 
 
 def test_an_admin_sees_only_their_tenant(client, tenant, other_tenant):
