@@ -33,6 +33,8 @@ def test_a_reviewers_own_pages_at_both_widths_and_languages(browser, live_server
         row = page.locator(f"[data-decision]").first
         expect(row).to_contain_text(location)
         expect(row.locator("[data-undo-until]")).to_contain_text(undo)
+        # Within the window on a phone too, beside the decision, not scrolled out of sight.
+        assert row.locator("[data-undo-until]").bounding_box()["x"] + 40 <= width
         screenshot(page, f"my-decisions-{language}-{width}")
         assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
         assert_no_axe_violations(page)
