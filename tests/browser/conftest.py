@@ -89,7 +89,7 @@ def screenshot():
     return take
 
 
-def sign_in(page, live_server, username: str) -> None:
+def sign_in_browser(page, live_server, username: str) -> None:
     """Sign ``username`` in and open the page the sign-in form leads to (the queue).
 
     The browser is handed a session Django's test client made (``force_login``), as a
@@ -107,8 +107,8 @@ def sign_in(page, live_server, username: str) -> None:
 
 @pytest.fixture
 def login(page, live_server):
-    """login(username) signs a staff user in (``sign_in``) and opens the queue."""
-    return lambda username: sign_in(page, live_server, username)
+    """login(username) signs a staff user in (``sign_in_browser``) and opens the queue."""
+    return lambda username: sign_in_browser(page, live_server, username)
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from reviews.models import AuditEvent, Candidate, Fact
-from tests.browser.conftest import sign_in
+from tests.browser.conftest import sign_in_browser
 from tests.conftest import candidate
 from tests.review.conftest import (
     TEMPLATE_VALUE,
@@ -29,11 +29,11 @@ def article(page, item):
 
 
 def signed_in_context(browser, live_server, username, **options):
-    """A browser context of its own (locale, viewport) with ``username`` signed in (conftest's ``sign_in``)."""
+    """A browser context of its own (locale, viewport) with ``username`` signed in (conftest's ``sign_in_browser``)."""
     context = browser.new_context(base_url=live_server.url, locale=options.pop("locale", "en-US"), **options)
     page = context.new_page()
     page.set_default_timeout(10_000)
-    sign_in(page, live_server, username)
+    sign_in_browser(page, live_server, username)
     return context, page
 
 
