@@ -1,14 +1,8 @@
 """``manage.py mcp_server`` driven by the official MCP SDK's own client over real HTTP
 (SPEC §7a): the three tools, bearer keys, scopes, tenant isolation, records and audit."""
-import os
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import httpx
 import pytest
-from django.db import connection
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -17,43 +11,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from reviews.audit import verify_tenant
 from reviews.models import AuditAction, AuditEvent, Candidate, Fact, FactStatus, RecallRecord, Scope
 from tests.compat.conftest import USER, run_async
-from tests.gunicorn import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def mcp_url(django_db_setup, django_db_blocker):
-    """The real command, in its own process, on the test database and a free port (one
-    server for the module: each test's rows are committed, then flushed, under it)."""
-    settings = connection.settings_dict
-    database_url = f"postgres://{settings['USER']}@{settings['HOST']}:{settings['PORT']}/{settings['NAME']}"
-    port = free_port()
-    env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_TEST_DB_NAME": ""}
-    process = subprocess.Popen(
-        [sys.executable, "manage.py", "mcp_server", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.post(url, json={}, timeout=1)
-                break
-            except httpx.TransportError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"mcp_server did not start: {process.stdout.read().decode()}")
-                time.sleep(0.2)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def run(url, raw_key, *calls):

@@ -13,7 +13,6 @@ from langchain_core.messages import AIMessage, ToolMessage
 from reviews.actors import SYSTEM
 from reviews.models import Candidate, CandidateStatus, Fact, FactStatus, Message, Scope
 from reviews.services.tenants import api_key_create, tenant_create
-from tests.compat.test_mcp_server import mcp_url  # noqa: F401 - the server fixture
 from reviews.background import publisher
 from reviews.webhooks.delivery import deliver_due
 from reviews.webhooks.endpoints import webhook_create
@@ -70,7 +69,7 @@ def test_mem0_client(demo, capsys):
     assert Message.objects.filter(subject__user_id="alice", content__startswith="I prefer answers").exists()
 
 
-def test_mcp_host_config_and_client(demo, mcp_url, monkeypatch, capsys):  # noqa: F811
+def test_mcp_host_config_and_client(demo, mcp_url, monkeypatch, capsys):
     config = json.loads(RECIPES["mcp_host_config"])["mcpServers"]["memory-portal"]
     assert config["type"] == "http" and config["url"].endswith(":8765/mcp")
     assert config["headers"]["Authorization"].startswith("Bearer ")

@@ -11,7 +11,7 @@ from reviews.models import Candidate, Scope, Subject
 from reviews.poisoning.characters import find_hidden
 from reviews.services.candidates import candidate_approve
 from tests.compat.conftest import key  # noqa: F401  (keys of any scopes, a fixture)
-from tests.compat.test_mcp_server import mcp_url, run  # noqa: F401  (the real MCP server, a fixture)
+from tests.compat.test_mcp_server import run
 from tests.conftest import candidate
 from tests.fixtures.make_poisoning_corpus import ATTACKS
 from tests.publication.conftest import store  # noqa: F401  (the projection's store, emptied around the test)
