@@ -38,7 +38,11 @@ from django.db import InterfaceError, OperationalError, connection, connections,
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from langgraph.store.base import GetOp, PutOp, SearchOp
-from psycopg_pool import PoolTimeout
+from langgraph.store.postgres import PostgresStore
+from langgraph.store.sqlite import SqliteStore
+from psycopg.conninfo import make_conninfo
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .background import TaskName, publish_tasks, publisher, runs_in_process, task
 from .embeddings.store import loadable_sqlite3, sqlite_connect, store_index
@@ -116,8 +120,6 @@ def store_location() -> tuple[str, str]:
         raise ValueError("MEMORY_STORE_URL must be a postgres:// or sqlite:/// URL.")
     db = connections["default"].settings_dict
     if db["ENGINE"].endswith("postgresql"):
-        from psycopg.conninfo import make_conninfo
-
         params = {
             "dbname": db["NAME"],
             "user": db.get("USER") or None,
@@ -141,10 +143,6 @@ def _open_store():
 def _connect_store():
     kind, location = store_location()
     if kind == "postgres":
-        from langgraph.store.postgres import PostgresStore
-        from psycopg.rows import dict_row
-        from psycopg_pool import ConnectionPool
-
         pool = ConnectionPool(
             location,
             min_size=1,
@@ -158,8 +156,6 @@ def _connect_store():
         )
         store = PostgresStore(pool)
     else:
-        from langgraph.store.sqlite import SqliteStore
-
         if location != ":memory:":
             Path(location).parent.mkdir(parents=True, exist_ok=True)
         # Indexed with the configured embedder (sqlite-vec), so agents search by meaning;
