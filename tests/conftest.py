@@ -7,16 +7,9 @@ Everything is created through the services, so the fixtures exercise the real co
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
-import tempfile
-import time
-from pathlib import Path
 
-import httpx
 import pytest
-from django.db import connection
 from django.test import RequestFactory
 from django.utils import translation
 from rest_framework.test import APIClient
@@ -27,7 +20,7 @@ from reviews.models import Role, Scope, Source
 from reviews.domain import CandidateInput
 from reviews.services.candidates import candidates_submit
 from reviews.services.tenants import api_key_create, staff_create, tenant_create
-from tests.gunicorn import free_port
+from tests.gunicorn import free_port, server_process
 
 PASSWORD = "correct-horse-battery-staple"
 
@@ -84,36 +77,12 @@ def mcp_url(django_db_setup):
     tests/compat, tests/docs and tests/poisoning), since starting one costs a Django start
     (about 2.5 s of CPU) and the tests that use it are spread through the run. Each test's
     rows are committed, then flushed, under it; it keeps no state of its own between
-    requests. Its output goes to a file, read if it fails to start (a pipe nobody reads
-    would stop it once full)."""
-    settings = connection.settings_dict
-    database_url = f"postgres://{settings['USER']}@{settings['HOST']}:{settings['PORT']}/{settings['NAME']}"
+    requests."""
     port = free_port()
-    env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_TEST_DB_NAME": ""}
-    with tempfile.TemporaryFile() as output:
-        process = subprocess.Popen(
-            [sys.executable, "manage.py", "mcp_server", "--host", "127.0.0.1", "--port", str(port)],
-            cwd=Path(__file__).resolve().parents[1],
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-        )
-        url = f"http://127.0.0.1:{port}/mcp"
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    httpx.post(url, json={}, timeout=1)
-                    break
-                except httpx.TransportError:
-                    if process.poll() is not None or time.monotonic() > deadline:
-                        output.seek(0)
-                        raise RuntimeError(f"mcp_server did not start: {output.read().decode()}")
-                    time.sleep(0.2)
-            yield url
-        finally:
-            process.terminate()
-            process.wait(timeout=10)
+    command = [sys.executable, "manage.py", "mcp_server", "--host", "127.0.0.1", "--port", str(port)]
+    with server_process(command, port=port):
+        yield f"http://127.0.0.1:{port}/mcp"
+
 
 def sign_in(client, username: str, password: str = PASSWORD) -> bool:
     """Sign a staff member in through ``authenticate()``, as the sign-in form does.
