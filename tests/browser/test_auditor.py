@@ -8,6 +8,7 @@ from reviews.models import AuditExport, ExportStatus
 from reviews.services.audit_export import audit_export_run
 from reviews.services.candidates import candidates_bulk_decide
 from tests.browser.axe import assert_no_axe_violations
+from tests.browser.page_checks import assert_within_window
 from tests.browser.test_reviewer import signed_in_context
 from tests.review.conftest import review_queue  # noqa: F401 (fixture)
 
@@ -104,7 +105,7 @@ def test_an_exports_state_reads_in_the_auditors_language(browser, live_server, s
         page.goto(f"/audit/exports/{job.pk}/")
         expect(page.locator("#export-progress .status-queued")).to_have_text(queued)
         expect(page.locator("dl.meta dd").nth(2)).not_to_be_empty()  # no filter given: it says so
-        assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+        assert_within_window(page)
         assert_no_axe_violations(page)
         screenshot(page, f"audit-export-queued-{language}-{width}")
         AuditExport.objects.filter(pk=job.pk).update(rows_done=0)
@@ -112,7 +113,7 @@ def test_an_exports_state_reads_in_the_auditors_language(browser, live_server, s
         expect(page.locator("#export-progress .status-ready")).to_have_text(ready, timeout=5000)
         expect(page.locator("#export-progress a.button")).to_have_text(download)
         screenshot(page, f"audit-export-ready-{language}-{width}")
-        assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+        assert_within_window(page)
         assert_no_axe_violations(page)
     finally:
         context.close()

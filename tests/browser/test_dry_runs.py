@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 from reviews.actors import Actor
 from reviews.models import ExtractionDryRun
 from tests.browser.axe import assert_no_axe_violations
+from tests.browser.page_checks import assert_within_window
 from tests.browser.test_reviewer import signed_in_context
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -40,7 +41,7 @@ def test_the_dry_run_pages_at_both_widths_and_languages(browser, live_server, sc
     try:
         for url, name in (("/review/dry-runs/", "dry-runs"), (f"/review/dry-runs/{report.pk}/", "dry-run")):
             page.goto(url)
-            assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth"), url
+            assert_within_window(page)
             for table in page.locator("table").all():
                 assert table.evaluate("t => t.closest('.table-scroll') !== null"), url
             assert_no_axe_violations(page)

@@ -1,14 +1,13 @@
 """A reviewer's own pages, "My decisions" and "Saved views", at desktop and phone width in
 English and Chinese, with long values: nothing wider than the window, axe clean, fields by
 their label, the decision that can still be undone offers its undo."""
-import re
-
 import pytest
 from playwright.sync_api import expect
 
 from reviews.actors import Actor
 from reviews.services.saved_views import saved_view_save
 from tests.browser.axe import assert_no_axe_violations
+from tests.browser.page_checks import assert_heading_in, assert_within_window
 from tests.browser.test_reviewer import signed_in_context
 from tests.review.conftest import approve_as, review_queue  # noqa: F401 (fixture)
 
@@ -36,15 +35,14 @@ def test_a_reviewers_own_pages_at_both_widths_and_languages(browser, live_server
         # Within the window on a phone too, beside the decision, not scrolled out of sight.
         assert row.locator("[data-undo-until]").bounding_box()["x"] + 40 <= width
         screenshot(page, f"my-decisions-{language}-{width}")
-        assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+        assert_within_window(page)
         assert_no_axe_violations(page)
 
         page.goto("/review/views/")
         expect(page.locator("[data-view] a")).to_have_text(LONG_VIEW_NAME)
         screenshot(page, f"saved-views-{language}-{width}")
-        assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+        assert_within_window(page)
         assert_no_axe_violations(page)
-        heading = page.locator("h1").first.inner_text()
-        assert (re.search(r"[\u3400-\u9fff]", heading) is not None) == (language == "zh"), heading
+        assert_heading_in(page, language)
     finally:
         context.close()

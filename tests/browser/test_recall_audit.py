@@ -1,6 +1,4 @@
 """An auditor follows a recall to the fact it returned and back, in a real browser."""
-import re
-
 import pytest
 from playwright.sync_api import expect
 
@@ -9,6 +7,7 @@ from reviews.recall.query import RecallQuery
 from reviews.services.facts import fact_edit
 from reviews.recall.service import recall_perform
 from tests.browser.axe import assert_no_axe_violations
+from tests.browser.page_checks import assert_heading_in, assert_within_window
 from tests.browser.test_reviewer import signed_in_context
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -47,7 +46,7 @@ def test_on_a_phone_the_recall_pages_keep_to_the_screen(page, login, screenshot,
     login("audrey")
     for url in ("/audit/recalls/", f"/audit/recalls/{record.pk}/", f"/audit/facts/{name.pk}/"):
         page.goto(url)
-        assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth"), url
+        assert_within_window(page)
         for table in page.locator("table.data").all():
             assert table.evaluate("t => t.closest('.table-scroll') !== null"), url
     page.goto("/audit/recalls/")
@@ -76,9 +75,8 @@ def test_the_recall_pages_at_both_widths_and_languages(browser, live_server, scr
                           (f"/audit/facts/{name.pk}/", "fact")):
             page.goto(url)
             screenshot(page, f"recall-{shot}-{language}-{width}")
-            assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth"), url
+            assert_within_window(page)
             assert_no_axe_violations(page)
-            heading = page.locator("h1").first.inner_text()
-            assert (re.search(r"[\u3400-\u9fff]", heading) is not None) == (language == "zh"), (url, heading)
+            assert_heading_in(page, language)
     finally:
         context.close()

@@ -3,9 +3,9 @@ through the service and shows the audit event; only tenant admins of the tenant 
 from datetime import datetime, timezone as dt_timezone
 
 import pytest
-from django.utils.html import escape
 import time_machine
 from django.utils import translation
+from django.utils.html import escape
 
 from reviews.labels import moment
 from reviews.models import ApiKey, AuditEvent, FieldDefinition, Membership, Role, Scope, Tenant
